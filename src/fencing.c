@@ -1,0 +1,78 @@
+/*-------------------------------------------------------------------------
+ *
+ * fencing.c
+ *	  Module entry point of the fencing extension: settings and the
+ *	  initialisation of each module, plus input checks they all share.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "fencing.h"
+
+#include "utils/guc.h"
+
+#include "marks/scope_mark.h"
+#include "tokens/declared_token.h"
+#include "trigger/fence_config.h"
+
+PG_MODULE_MAGIC;
+
+/* fencing.bypass: superuser-only switch that turns the fence trigger off. */
+bool		fencing_bypass = false;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomBoolVariable("fencing.bypass",
+							 "Lets writes to protected tables through without any fencing check.",
+							 "Only superusers, or roles granted SET on this parameter, can change it. "
+							 "Meant for maintenance; marks are not raised while it is on.",
+							 &fencing_bypass,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+#if PG_VERSION_NUM >= 150000
+	MarkGUCPrefixReserved("fencing");
+#else
+	EmitWarningsOnPlaceholders("fencing");
+#endif
+
+	scope_mark_init();
+	declared_token_init();
+	fence_config_init();
+}
+
+/*
+ * Scope names are the keys of the marks table and of the scope locks; keep
+ * them non-empty and bounded so a typo or a runaway caller fails loudly.
+ */
+void
+fencing_check_scope_name(const char *scope)
+{
+	size_t		len = strlen(scope);
+
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fencing scope name must not be empty")));
+	if (len > FENCING_SCOPE_MAX_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("fencing scope name is too long"),
+				 errdetail("The name is %zu bytes long; the limit is %d bytes.",
+						   len, FENCING_SCOPE_MAX_LEN)));
+}
+
+/* Tokens are non-negative: every lock service we know counts up from 0 or 1. */
+void
+fencing_check_token(int64 token)
+{
+	if (token < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fencing token must not be negative"),
+				 errdetail("The token offered was " INT64_FORMAT ".", token)));
+}

@@ -1,0 +1,40 @@
+/*-------------------------------------------------------------------------
+ *
+ * fencing.h
+ *	  Declarations shared by the modules of the fencing extension.
+ *
+ * The extension keeps its state in the fixed schema "fencing": the epoch
+ * sequence (the clock), the per-scope marks and the history of issued terms.
+ * Each module has its own header; this one holds what all of them use.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FENCING_H
+#define FENCING_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/elog.h"
+
+/* Schema that holds every object of the extension. */
+#define FENCING_SCHEMA			"fencing"
+
+/* A scope name is 1..FENCING_SCOPE_MAX_LEN bytes. */
+#define FENCING_SCOPE_MAX_LEN	200
+
+/*
+ * SQLSTATEs of our own, in class "ZF" (implementation-defined range, unused
+ * by PostgreSQL core), so that clients can catch a fencing rejection.
+ */
+#define ERRCODE_FENCING_STALE_TOKEN		MAKE_SQLSTATE('Z','F','0','0','1')
+#define ERRCODE_FENCING_MISSING_TOKEN	MAKE_SQLSTATE('Z','F','0','0','2')
+
+/* fencing.c */
+extern bool fencing_bypass;
+
+/* Validation of user-supplied values, shared by every module. */
+extern void fencing_check_scope_name(const char *scope);
+extern void fencing_check_token(int64 token);
+
+#endif							/* FENCING_H */

@@ -1,0 +1,343 @@
+/*-------------------------------------------------------------------------
+ *
+ * scope_mark.c
+ *	  The per-scope high-water mark, kept in fencing.scopes.
+ *
+ * Concurrency: every writer of a scope holds a lock on the scope until its
+ * transaction ends.  Writers whose token equals the mark take it in share
+ * mode and never wait for each other; raising the mark takes it exclusively,
+ * so a raise waits for every in-flight writer of the scope, and a writer that
+ * arrives after the raise committed reads the new mark.  The lock is a
+ * heavyweight lock with a tag of our own (an advisory-type tag with a field4
+ * that pg_advisory_lock() cannot produce), so waits show up in pg_locks, obey
+ * lock_timeout and take part in deadlock detection.
+ *
+ * Once the lock is held the mark cannot move, so each transaction reads a
+ * scope's mark once (with a fresh snapshot: under REPEATABLE READ the
+ * transaction snapshot could miss a newer mark) and remembers it until it
+ * ends.  A share lock is never upgraded in place when that can be avoided:
+ * a writer that finds its token above the mark on its first visit gives the
+ * share lock back and comes back exclusively.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "marks/scope_mark.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "state/extension_state.h"
+
+/* field4 of our lock tags: outside the values pg_advisory_lock() uses (1, 2). */
+#define FENCING_LOCKTAG_SCOPE	0xFE01
+
+typedef struct ScopeLockEntry
+{
+	char		scope[FENCING_SCOPE_MAX_LEN + 1];	/* hash key */
+	LOCKMODE	mode;			/* NoLock, ShareLock or ExclusiveLock */
+	int64		mark;			/* valid while mode != NoLock */
+} ScopeLockEntry;
+
+/* Scopes this transaction holds a lock on; lives in TopTransactionContext. */
+static HTAB *held_scopes = NULL;
+
+static SPIPlanPtr raise_plan = NULL;
+
+static void
+forget_held_scopes(void)
+{
+	/* the memory goes with TopTransactionContext or is reused below */
+	held_scopes = NULL;
+}
+
+static void
+scope_mark_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			forget_held_scopes();
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * Locks taken in an aborted subtransaction are released with it, and a mark
+ * it raised is rolled back: forget everything, the next write re-locks
+ * (a no-op for locks the parent still holds) and re-reads.
+ */
+static void
+scope_mark_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+							SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && held_scopes != NULL)
+	{
+		hash_destroy(held_scopes);
+		forget_held_scopes();
+	}
+}
+
+void
+scope_mark_init(void)
+{
+	RegisterXactCallback(scope_mark_xact_callback, NULL);
+	RegisterSubXactCallback(scope_mark_subxact_callback, NULL);
+}
+
+static ScopeLockEntry *
+held_scope_entry(const char *scope)
+{
+	ScopeLockEntry *entry;
+	bool		found;
+
+	if (held_scopes == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = FENCING_SCOPE_MAX_LEN + 1;
+		ctl.entrysize = sizeof(ScopeLockEntry);
+		ctl.hcxt = TopTransactionContext;
+		held_scopes = hash_create("fencing held scopes", 16, &ctl,
+								  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	entry = hash_search(held_scopes, scope, HASH_ENTER, &found);
+	if (!found)
+	{
+		entry->mode = NoLock;
+		entry->mark = SCOPE_MARK_NONE;
+	}
+	return entry;
+}
+
+static void
+scope_locktag(LOCKTAG *tag, const char *scope)
+{
+	uint64		h = hash_bytes_extended((const unsigned char *) scope,
+										(int) strlen(scope), 0);
+
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h,
+						 FENCING_LOCKTAG_SCOPE);
+}
+
+/* The committed mark of a scope, read with a fresh snapshot. */
+static int64
+read_mark(const char *scope)
+{
+	Relation	rel = table_open(fencing_scopes_relid(), AccessShareLock);
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	int64		mark = SCOPE_MARK_NONE;
+
+	ScanKeyInit(&key, Anum_scopes_scope, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(scope));
+	scan = systable_beginscan(rel, fencing_scopes_pkey_relid(), true,
+							  snapshot, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, Anum_scopes_mark,
+									 RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			mark = DatumGetInt64(d);
+	}
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	return mark;
+}
+
+/* Store a higher mark; the caller holds the scope lock exclusively. */
+static void
+raise_mark(const char *scope, int64 token)
+{
+	static const char *sql =
+		"INSERT INTO fencing.scopes AS s (scope, mark) VALUES ($1, $2) "
+		"ON CONFLICT (scope) DO UPDATE "
+		"SET mark = excluded.mark, mark_raised_at = pg_catalog.now() "
+		"WHERE s.mark OPERATOR(pg_catalog.<) excluded.mark";
+	Oid			argtypes[2] = {TEXTOID, INT8OID};
+	Datum		values[2];
+	FencingUserContext uctx;
+	int			rc;
+
+	values[0] = CStringGetTextDatum(scope);
+	values[1] = Int64GetDatum(token);
+
+	fencing_become_owner(&uctx);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* a fresh snapshot: under REPEATABLE READ the old one would raise 40001 */
+	rc = SPI_execute_snapshot(fencing_saved_plan(&raise_plan, sql, 2, argtypes),
+							  values, NULL, GetLatestSnapshot(),
+							  InvalidSnapshot, false, false, 0);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "raising the mark of scope \"%s\" failed: %s",
+			 scope, SPI_result_code_string(rc));
+	SPI_finish();
+	fencing_restore_user(&uctx);
+
+	fencing_require_durable_commit();
+}
+
+void
+fencing_require_durable_commit(void)
+{
+	/* flush locally even with synchronous_commit = off ... */
+	ForceSyncCommit();
+	/* ... and wait for a synchronous standby, if one is configured */
+	if (synchronous_commit < SYNCHRONOUS_COMMIT_REMOTE_FLUSH)
+		(void) set_config_option("synchronous_commit", "on",
+								 PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, 0, false);
+}
+
+bool
+scope_mark_admit(const char *scope, int64 token, int64 *mark)
+{
+	ScopeLockEntry *entry = held_scope_entry(scope);
+	LOCKTAG		tag;
+
+	scope_locktag(&tag, scope);
+
+	if (entry->mode == NoLock)
+	{
+		LockAcquireResult res = LockAcquire(&tag, ShareLock, false, false);
+
+		entry->mode = ShareLock;
+		entry->mark = read_mark(scope);
+		if (token > entry->mark && res == LOCKACQUIRE_OK)
+		{
+			/* nothing was written under this lock yet: give it back */
+			LockRelease(&tag, ShareLock, false);
+			entry->mode = NoLock;
+		}
+	}
+
+	if (token > entry->mark && entry->mode != ExclusiveLock)
+	{
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		entry->mode = ExclusiveLock;
+		entry->mark = read_mark(scope);
+	}
+
+	*mark = entry->mark;
+	if (token < entry->mark)
+		return false;
+	if (token > entry->mark)
+	{
+		raise_mark(scope, token);
+		entry->mark = token;
+	}
+	return true;
+}
+
+int64
+scope_mark_lock_exclusive(const char *scope)
+{
+	ScopeLockEntry *entry = held_scope_entry(scope);
+
+	if (entry->mode != ExclusiveLock)
+	{
+		LOCKTAG		tag;
+
+		scope_locktag(&tag, scope);
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		entry->mode = ExclusiveLock;
+		entry->mark = read_mark(scope);
+	}
+	return entry->mark;
+}
+
+void
+scope_mark_remember(const char *scope, int64 mark)
+{
+	ScopeLockEntry *entry = held_scope_entry(scope);
+
+	Assert(entry->mode == ExclusiveLock);
+	entry->mark = mark;
+}
+
+/*
+ * fencing.reset_mark(scope, mark): the one way to lower a mark.  Execution
+ * is revoked from PUBLIC by the SQL script; it also waits for in-flight
+ * writers of the scope like any raise.
+ */
+PG_FUNCTION_INFO_V1(reset_mark);
+
+Datum
+reset_mark(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"INSERT INTO fencing.scopes AS s (scope, mark) VALUES ($1, $2) "
+		"ON CONFLICT (scope) DO UPDATE "
+		"SET mark = excluded.mark, mark_raised_at = pg_catalog.now()";
+	Oid			argtypes[2] = {TEXTOID, INT8OID};
+	Datum		values[2];
+	char	   *scope;
+	int64		new_mark;
+	int64		old_mark;
+	FencingUserContext uctx;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("scope and mark must not be null")));
+	scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	new_mark = PG_GETARG_INT64(1);
+	fencing_check_scope_name(scope);
+	fencing_check_token(new_mark);
+
+	old_mark = scope_mark_lock_exclusive(scope);
+
+	values[0] = CStringGetTextDatum(scope);
+	values[1] = Int64GetDatum(new_mark);
+	fencing_become_owner(&uctx);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_snapshot(fencing_saved_plan(&plan, sql, 2, argtypes),
+							 values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, false, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "resetting the mark of scope \"%s\" failed", scope);
+	SPI_finish();
+	fencing_restore_user(&uctx);
+
+	scope_mark_remember(scope, new_mark);
+	fencing_require_durable_commit();
+
+	if (old_mark != SCOPE_MARK_NONE && new_mark < old_mark)
+		ereport(NOTICE,
+				(errmsg("mark of scope \"%s\" lowered from " INT64_FORMAT " to " INT64_FORMAT,
+						scope, old_mark, new_mark),
+				 errdetail("Writers holding tokens from " INT64_FORMAT " up are admitted again.",
+						   new_mark)));
+
+	if (old_mark == SCOPE_MARK_NONE)
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(old_mark);
+}

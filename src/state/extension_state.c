@@ -1,0 +1,138 @@
+/*-------------------------------------------------------------------------
+ *
+ * extension_state.c
+ *	  Lookup of the extension's tables and sequence, and running our own
+ *	  statements as the role that owns them.
+ *
+ * OIDs are cached per backend and forgotten on any relcache invalidation of
+ * the cached relations, so DROP/CREATE EXTENSION in a live session works.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "state/extension_state.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+static Oid	scopes_relid = InvalidOid;
+static Oid	scopes_pkey_relid = InvalidOid;
+static Oid	epoch_seq_relid = InvalidOid;
+static bool callback_registered = false;
+
+static void
+forget_oids(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == scopes_relid ||
+		relid == scopes_pkey_relid || relid == epoch_seq_relid)
+	{
+		scopes_relid = InvalidOid;
+		scopes_pkey_relid = InvalidOid;
+		epoch_seq_relid = InvalidOid;
+	}
+}
+
+static Oid
+lookup_object(const char *relname)
+{
+	Oid			nsp = get_namespace_oid(FENCING_SCHEMA, true);
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"fencing\" is not installed in this database"),
+				 errdetail("Relation \"%s.%s\" does not exist.", FENCING_SCHEMA, relname),
+				 errhint("Run CREATE EXTENSION fencing.")));
+	return relid;
+}
+
+static void
+ensure_oids(void)
+{
+	if (OidIsValid(scopes_relid))
+		return;
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(forget_oids, (Datum) 0);
+		callback_registered = true;
+	}
+	scopes_pkey_relid = lookup_object("scopes_pkey");
+	epoch_seq_relid = lookup_object("epoch_seq");
+	/* set last: it is the "all valid" flag */
+	scopes_relid = lookup_object("scopes");
+}
+
+Oid
+fencing_scopes_relid(void)
+{
+	ensure_oids();
+	return scopes_relid;
+}
+
+Oid
+fencing_scopes_pkey_relid(void)
+{
+	ensure_oids();
+	return scopes_pkey_relid;
+}
+
+Oid
+fencing_epoch_seq_relid(void)
+{
+	ensure_oids();
+	return epoch_seq_relid;
+}
+
+static Oid
+state_owner(void)
+{
+	Oid			relid = fencing_scopes_relid();
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+void
+fencing_become_owner(FencingUserContext *ctx)
+{
+	Oid			owner = state_owner();
+
+	GetUserIdAndSecContext(&ctx->saved_userid, &ctx->saved_sec_context);
+	SetUserIdAndSecContext(owner,
+						   ctx->saved_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_NOFORCE_RLS);
+}
+
+void
+fencing_restore_user(const FencingUserContext *ctx)
+{
+	SetUserIdAndSecContext(ctx->saved_userid, ctx->saved_sec_context);
+}
+
+SPIPlanPtr
+fencing_saved_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	if (*slot == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
+				 sql, SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		*slot = plan;
+	}
+	return *slot;
+}

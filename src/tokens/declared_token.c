@@ -1,0 +1,253 @@
+/*-------------------------------------------------------------------------
+ *
+ * declared_token.c
+ *	  fencing.use_token(): the token a transaction writes with, when its
+ *	  statements do not carry one in the token column.
+ *
+ * Declarations are transaction-scoped on purpose: they vanish at commit or
+ * abort (and with a rolled-back savepoint), so they work through poolers in
+ * transaction mode and never leak into the next client of a pooled session.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tokens/declared_token.h"
+
+#include "access/xact.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+typedef struct DeclaredToken
+{
+	char		scope[FENCING_SCOPE_MAX_LEN + 1];	/* hash key */
+	int64		token;
+	SubTransactionId subid;		/* where it was declared */
+} DeclaredToken;
+
+static HTAB *scope_tokens = NULL;	/* per scope; in TopTransactionContext */
+
+static bool has_default_token = false;	/* declared for every scope */
+static int64 default_token;
+static SubTransactionId default_subid;
+
+static void
+forget_all(void)
+{
+	scope_tokens = NULL;		/* freed with TopTransactionContext */
+	has_default_token = false;
+}
+
+static void
+declared_token_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			forget_all();
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * Subtransaction ids grow within a transaction, and the subtransaction being
+ * aborted is the newest one still open: whatever was declared at or after it
+ * goes with it.
+ */
+static void
+declared_token_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+								SubTransactionId parentSubid, void *arg)
+{
+	HASH_SEQ_STATUS status;
+	DeclaredToken *entry;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	if (has_default_token && default_subid >= mySubid)
+		has_default_token = false;
+	if (scope_tokens == NULL)
+		return;
+	hash_seq_init(&status, scope_tokens);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		if (entry->subid >= mySubid)
+			(void) hash_search(scope_tokens, entry->scope, HASH_REMOVE, NULL);
+	}
+}
+
+void
+declared_token_init(void)
+{
+	RegisterXactCallback(declared_token_xact_callback, NULL);
+	RegisterSubXactCallback(declared_token_subxact_callback, NULL);
+}
+
+bool
+declared_token_lookup(const char *scope, int64 *token)
+{
+	if (scope != NULL && scope_tokens != NULL)
+	{
+		DeclaredToken *entry = hash_search(scope_tokens, scope, HASH_FIND, NULL);
+
+		if (entry != NULL)
+		{
+			*token = entry->token;
+			return true;
+		}
+	}
+	if (has_default_token)
+	{
+		*token = default_token;
+		return true;
+	}
+	return false;
+}
+
+static void
+declare(const char *scope, int64 token)
+{
+	fencing_check_token(token);
+	if (scope == NULL)
+	{
+		has_default_token = true;
+		default_token = token;
+		default_subid = GetCurrentSubTransactionId();
+		return;
+	}
+
+	fencing_check_scope_name(scope);
+	if (scope_tokens == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = FENCING_SCOPE_MAX_LEN + 1;
+		ctl.entrysize = sizeof(DeclaredToken);
+		ctl.hcxt = TopTransactionContext;
+		scope_tokens = hash_create("fencing declared tokens", 16, &ctl,
+								   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	{
+		DeclaredToken *entry = hash_search(scope_tokens, scope, HASH_ENTER, NULL);
+
+		entry->token = token;
+		entry->subid = GetCurrentSubTransactionId();
+	}
+}
+
+int64
+parse_token_string(const char *str)
+{
+	const char *p = str;
+	int			base = 10;
+	uint64		value = 0;
+
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+	{
+		base = 16;
+		p += 2;
+	}
+	if (*p == '\0')
+		goto bad;
+	for (; *p; p++)
+	{
+		int			digit;
+
+		if (*p >= '0' && *p <= '9')
+			digit = *p - '0';
+		else if (base == 16 && *p >= 'a' && *p <= 'f')
+			digit = *p - 'a' + 10;
+		else if (base == 16 && *p >= 'A' && *p <= 'F')
+			digit = *p - 'A' + 10;
+		else
+			goto bad;
+		if (value > ((uint64) PG_INT64_MAX - digit) / base)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("fencing token \"%s\" is out of range", str),
+					 errdetail("Tokens are between 0 and " INT64_FORMAT ".",
+							   PG_INT64_MAX)));
+		value = value * base + digit;
+	}
+	return (int64) value;
+
+bad:
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+			 errmsg("invalid fencing token \"%s\"", str),
+			 errdetail("A token is a non-negative integer written in decimal digits, "
+					   "or in hexadecimal after \"0x\", with no sign or spaces.")));
+	return 0;					/* keep compiler quiet */
+}
+
+/* fencing.use_token(scope text, token bigint) */
+PG_FUNCTION_INFO_V1(use_token);
+
+Datum
+use_token(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("fencing scope name must not be null"),
+				 errhint("Use fencing.use_token(token) to declare a token for every scope.")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("fencing token must not be null")));
+	declare(text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_INT64(1));
+	PG_RETURN_INT64(PG_GETARG_INT64(1));
+}
+
+/* fencing.use_token(scope text, token text): tokens carried as strings */
+PG_FUNCTION_INFO_V1(use_token_text);
+
+Datum
+use_token_text(PG_FUNCTION_ARGS)
+{
+	int64		token;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("fencing scope name must not be null")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("fencing token must not be null")));
+	token = parse_token_string(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	declare(text_to_cstring(PG_GETARG_TEXT_PP(0)), token);
+	PG_RETURN_INT64(token);
+}
+
+/* fencing.use_token(token bigint): the token for every scope */
+PG_FUNCTION_INFO_V1(use_token_all_scopes);
+
+Datum
+use_token_all_scopes(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("fencing token must not be null")));
+	declare(NULL, PG_GETARG_INT64(0));
+	PG_RETURN_INT64(PG_GETARG_INT64(0));
+}
+
+/* fencing.declared_token(scope text): what a write to scope would carry */
+PG_FUNCTION_INFO_V1(declared_token);
+
+Datum
+declared_token(PG_FUNCTION_ARGS)
+{
+	int64		token;
+	char	   *scope = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	if (declared_token_lookup(scope, &token))
+		PG_RETURN_INT64(token);
+	PG_RETURN_NULL();
+}

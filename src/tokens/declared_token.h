@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ *
+ * declared_token.h
+ *	  Tokens a transaction declares for the writes it makes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DECLARED_TOKEN_H
+#define DECLARED_TOKEN_H
+
+#include "fencing.h"
+
+extern void declared_token_init(void);
+
+/*
+ * The token this transaction declared for "scope" (or, failing that, for
+ * every scope); scope may be NULL for tables fenced per row only.
+ */
+extern bool declared_token_lookup(const char *scope, int64 *token);
+
+/* Strict text-to-token parsing: decimal, or hexadecimal with a 0x prefix. */
+extern int64 parse_token_string(const char *str);
+
+#endif							/* DECLARED_TOKEN_H */

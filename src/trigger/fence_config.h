@@ -1,0 +1,61 @@
+/*-------------------------------------------------------------------------
+ *
+ * fence_config.h
+ *	  How a protected table is fenced: its token column, its scope and its
+ *	  policy, as given in the fence trigger's arguments.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FENCE_CONFIG_H
+#define FENCE_CONFIG_H
+
+#include "fencing.h"
+
+#include "commands/trigger.h"
+#include "utils/rel.h"
+
+/*
+ * Trigger arguments: token column, policy, scope kind, [scope value]:
+ *   ('tok', 'error', 'row')             per-row marks only
+ *   ('tok', 'error', 'scope', 'name')   one scope for the whole table
+ *   ('tok', 'skip',  'column', 'col')   the scope is the value of a column
+ */
+typedef enum FenceScopeKind
+{
+	FENCE_SCOPE_NONE,
+	FENCE_SCOPE_CONSTANT,
+	FENCE_SCOPE_COLUMN
+} FenceScopeKind;
+
+typedef enum FenceOnStale
+{
+	FENCE_ON_STALE_ERROR,
+	FENCE_ON_STALE_SKIP
+} FenceOnStale;
+
+typedef struct FenceConfig
+{
+	Oid			tgoid;			/* hash key: the trigger */
+	Oid			relid;
+	bool		valid;
+	char		token_column[NAMEDATALEN];
+	AttrNumber	token_attnum;
+	Oid			token_type;		/* INT2OID, INT4OID or INT8OID */
+	FenceOnStale on_stale;
+	FenceScopeKind scope_kind;
+	char		scope_name[FENCING_SCOPE_MAX_LEN + 1];	/* constant scope */
+	char		scope_column[NAMEDATALEN];	/* column scope */
+	AttrNumber	scope_attnum;
+	FmgrInfo	scope_output;	/* output function of the scope column */
+} FenceConfig;
+
+extern void fence_config_init(void);
+
+/* The checked configuration of a fence trigger; cached per trigger. */
+extern const FenceConfig *fence_config_get(Relation rel, const Trigger *trigger);
+
+/* Check trigger arguments against a relation, erroring on anything wrong. */
+extern void fence_config_resolve(Relation rel, int nargs, char **args,
+								 FenceConfig *cfg);
+
+#endif							/* FENCE_CONFIG_H */

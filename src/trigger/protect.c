@@ -1,0 +1,192 @@
+/*-------------------------------------------------------------------------
+ *
+ * protect.c
+ *	  fencing.protect() and fencing.unprotect(): install and remove the fence
+ *	  triggers on a table, checking the table first.
+ *
+ * The row trigger is named so that it sorts after ordinary BEFORE triggers
+ * (Postgres fires them in name order) and so sees the row as they left it.
+ * On a partitioned table Postgres clones the row trigger to every partition,
+ * also to partitions attached later; statement triggers are not cloned, so
+ * the TRUNCATE trigger is installed on each existing partition as well.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "fencing.h"
+
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "trigger/fence_config.h"
+
+#define ROW_TRIGGER_NAME		"zz_fence_row"
+#define TRUNCATE_TRIGGER_NAME	"zz_fence_truncate"
+
+static void
+run_ddl(const char *sql)
+{
+	int			rc = SPI_execute(sql, false, 0);
+
+	if (rc != SPI_OK_UTILITY)
+		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(rc));
+}
+
+static char *
+qualified_name(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+/* Partitions' row triggers are clones: they go with the parent's. */
+static void
+drop_fence_triggers(Oid relid, bool row_trigger)
+{
+	char	   *name = qualified_name(relid);
+
+	if (row_trigger && OidIsValid(get_trigger_oid(relid, ROW_TRIGGER_NAME, true)))
+		run_ddl(psprintf("DROP TRIGGER %s ON %s", ROW_TRIGGER_NAME, name));
+	if (OidIsValid(get_trigger_oid(relid, TRUNCATE_TRIGGER_NAME, true)))
+		run_ddl(psprintf("DROP TRIGGER %s ON %s", TRUNCATE_TRIGGER_NAME, name));
+}
+
+/* Every partition below a partitioned table, at any depth, without it. */
+static List *
+partitions_of(Relation rel)
+{
+	if (rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		return NIL;
+	return list_delete_first(find_all_inheritors(RelationGetRelid(rel),
+												 ShareRowExclusiveLock, NULL));
+}
+
+PG_FUNCTION_INFO_V1(protect);
+
+/*
+ * fencing.protect(relation regclass, token_column name, scope text,
+ *                 scope_column name, on_stale text)
+ */
+Datum
+protect(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *args[4];
+	int			nargs;
+	Relation	rel;
+	FenceConfig cfg;
+	StringInfoData arglist;
+	List	   *partitions;
+	ListCell   *lc;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relation and token column must not be null")));
+	if (!PG_ARGISNULL(2) && !PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a protected table has either a fixed scope or a scope column, not both")));
+
+	relid = PG_GETARG_OID(0);
+	args[0] = NameStr(*PG_GETARG_NAME(1));
+	args[1] = PG_ARGISNULL(4) ? "error" : text_to_cstring(PG_GETARG_TEXT_PP(4));
+	if (!PG_ARGISNULL(2))
+	{
+		args[2] = "scope";
+		args[3] = text_to_cstring(PG_GETARG_TEXT_PP(2));
+		nargs = 4;
+	}
+	else if (!PG_ARGISNULL(3))
+	{
+		args[2] = "column";
+		args[3] = NameStr(*PG_GETARG_NAME(3));
+		nargs = 4;
+	}
+	else
+	{
+		args[2] = "row";
+		nargs = 3;
+	}
+
+	rel = table_open(relid, ShareRowExclusiveLock);
+	if (rel->rd_rel->relkind != RELKIND_RELATION &&
+		rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot protect \"%s\"", RelationGetRelationName(rel)),
+				 errdetail("Only tables and partitioned tables can be protected.")));
+	fence_config_resolve(rel, nargs, args, &cfg);
+	partitions = partitions_of(rel);
+	foreach(lc, partitions)
+	{
+		Relation	part = table_open(lfirst_oid(lc), NoLock);
+
+		fence_config_resolve(part, nargs, args, &cfg);
+		table_close(part, NoLock);
+	}
+	table_close(rel, NoLock);
+
+	initStringInfo(&arglist);
+	for (int i = 0; i < nargs; i++)
+		appendStringInfo(&arglist, "%s%s", i > 0 ? ", " : "",
+						 quote_literal_cstr(args[i]));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	drop_fence_triggers(relid, true);
+	foreach(lc, partitions)
+		drop_fence_triggers(lfirst_oid(lc), false);
+	run_ddl(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
+					 "FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%s)",
+					 ROW_TRIGGER_NAME, qualified_name(relid), arglist.data));
+	run_ddl(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
+					 "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
+					 TRUNCATE_TRIGGER_NAME, qualified_name(relid), arglist.data));
+	foreach(lc, partitions)
+		run_ddl(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
+						 "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
+						 TRUNCATE_TRIGGER_NAME, qualified_name(lfirst_oid(lc)),
+						 arglist.data));
+	SPI_finish();
+
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(unprotect);
+
+/* fencing.unprotect(relation regclass) */
+Datum
+unprotect(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	Relation	rel;
+	List	   *partitions;
+	ListCell   *lc;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relation must not be null")));
+	relid = PG_GETARG_OID(0);
+	rel = table_open(relid, ShareRowExclusiveLock);
+	partitions = partitions_of(rel);
+	table_close(rel, NoLock);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	drop_fence_triggers(relid, true);
+	foreach(lc, partitions)
+		drop_fence_triggers(lfirst_oid(lc), false);
+	SPI_finish();
+
+	PG_RETURN_VOID();
+}
