@@ -311,7 +311,11 @@ reset_mark(PG_FUNCTION_ARGS)
 	scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	new_mark = PG_GETARG_INT64(1);
 	fencing_check_scope_name(scope);
-	fencing_check_token(new_mark);
+	if (new_mark < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("mark must not be negative"),
+				 errdetail("Scope \"%s\", mark " INT64_FORMAT ".", scope, new_mark)));
 
 	old_mark = scope_mark_lock_exclusive(scope);
 

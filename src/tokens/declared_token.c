@@ -14,27 +14,36 @@
 
 #include "access/xact.h"
 #include "utils/builtins.h"
+#include "nodes/pg_list.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+
+/*
+ * A declaration, and what it replaced: a savepoint rolled back restores the
+ * token the transaction had before it.
+ */
+typedef struct Declaration
+{
+	int64		token;
+	SubTransactionId subid;		/* where it was declared */
+} Declaration;
 
 typedef struct DeclaredToken
 {
 	char		scope[FENCING_SCOPE_MAX_LEN + 1];	/* hash key */
-	int64		token;
-	SubTransactionId subid;		/* where it was declared */
+	List	   *stack;			/* of Declaration, newest last */
 } DeclaredToken;
 
-static HTAB *scope_tokens = NULL;	/* per scope; in TopTransactionContext */
-
-static bool has_default_token = false;	/* declared for every scope */
-static int64 default_token;
-static SubTransactionId default_subid;
+/* Per scope, and for every scope; both live in TopTransactionContext. */
+static HTAB *scope_tokens = NULL;
+static List *all_scopes_stack = NIL;
 
 static void
 forget_all(void)
 {
-	scope_tokens = NULL;		/* freed with TopTransactionContext */
-	has_default_token = false;
+	/* the memory goes with TopTransactionContext */
+	scope_tokens = NULL;
+	all_scopes_stack = NIL;
 }
 
 static void
@@ -59,6 +68,15 @@ declared_token_xact_callback(XactEvent event, void *arg)
  * aborted is the newest one still open: whatever was declared at or after it
  * goes with it.
  */
+static List *
+pop_aborted(List *stack, SubTransactionId aborted)
+{
+	while (stack != NIL &&
+		   ((Declaration *) llast(stack))->subid >= aborted)
+		stack = list_delete_last(stack);
+	return stack;
+}
+
 static void
 declared_token_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 								SubTransactionId parentSubid, void *arg)
@@ -68,16 +86,12 @@ declared_token_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 	if (event != SUBXACT_EVENT_ABORT_SUB)
 		return;
-	if (has_default_token && default_subid >= mySubid)
-		has_default_token = false;
+	all_scopes_stack = pop_aborted(all_scopes_stack, mySubid);
 	if (scope_tokens == NULL)
 		return;
 	hash_seq_init(&status, scope_tokens);
 	while ((entry = hash_seq_search(&status)) != NULL)
-	{
-		if (entry->subid >= mySubid)
-			(void) hash_search(scope_tokens, entry->scope, HASH_REMOVE, NULL);
-	}
+		entry->stack = pop_aborted(entry->stack, mySubid);
 }
 
 void
@@ -90,33 +104,53 @@ declared_token_init(void)
 bool
 declared_token_lookup(const char *scope, int64 *token)
 {
+	List	   *stack = all_scopes_stack;
+
 	if (scope != NULL && scope_tokens != NULL)
 	{
 		DeclaredToken *entry = hash_search(scope_tokens, scope, HASH_FIND, NULL);
 
-		if (entry != NULL)
-		{
-			*token = entry->token;
-			return true;
-		}
+		if (entry != NULL && entry->stack != NIL)
+			stack = entry->stack;
 	}
-	if (has_default_token)
+	if (stack == NIL)
+		return false;
+	*token = ((Declaration *) llast(stack))->token;
+	return true;
+}
+
+/* Push a declaration, or replace one made in the same subtransaction. */
+static List *
+push_declaration(List *stack, int64 token)
+{
+	SubTransactionId subid = GetCurrentSubTransactionId();
+	Declaration *decl;
+	MemoryContext old;
+
+	if (stack != NIL && ((Declaration *) llast(stack))->subid == subid)
 	{
-		*token = default_token;
-		return true;
+		((Declaration *) llast(stack))->token = token;
+		return stack;
 	}
-	return false;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	decl = palloc(sizeof(Declaration));
+	decl->token = token;
+	decl->subid = subid;
+	stack = lappend(stack, decl);
+	MemoryContextSwitchTo(old);
+	return stack;
 }
 
 static void
 declare(const char *scope, int64 token)
 {
+	DeclaredToken *entry;
+	bool		found;
+
 	fencing_check_token(token);
 	if (scope == NULL)
 	{
-		has_default_token = true;
-		default_token = token;
-		default_subid = GetCurrentSubTransactionId();
+		all_scopes_stack = push_declaration(all_scopes_stack, token);
 		return;
 	}
 
@@ -131,12 +165,10 @@ declare(const char *scope, int64 token)
 		scope_tokens = hash_create("fencing declared tokens", 16, &ctl,
 								   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	}
-	{
-		DeclaredToken *entry = hash_search(scope_tokens, scope, HASH_ENTER, NULL);
-
-		entry->token = token;
-		entry->subid = GetCurrentSubTransactionId();
-	}
+	entry = hash_search(scope_tokens, scope, HASH_ENTER, &found);
+	if (!found)
+		entry->stack = NIL;
+	entry->stack = push_declaration(entry->stack, token);
 }
 
 int64

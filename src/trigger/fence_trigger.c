@@ -52,10 +52,17 @@ static struct
 	int64		token;
 } last_update = {InvalidOid, InvalidLocalTransactionId, InvalidCommandId, 0};
 
-static const char *
-scope_for_report(const FenceConfig *cfg, const char *scope)
+/* "Relation "public.t", scope "s"" or "Relation "public.t" (per-row fencing)" */
+static char *
+where_written(Relation rel, const FenceConfig *cfg, const char *scope)
 {
-	return cfg->scope_kind == FENCE_SCOPE_NONE ? "(none)" : scope;
+	char	   *relname = psprintf("%s.%s",
+									   get_namespace_name(RelationGetNamespace(rel)),
+									   RelationGetRelationName(rel));
+
+	if (cfg->scope_kind == FENCE_SCOPE_NONE)
+		return psprintf("Relation \"%s\" (per-row fencing)", relname);
+	return psprintf("Relation \"%s\", scope \"%s\"", relname, scope);
 }
 
 static bool
@@ -75,16 +82,10 @@ reject_stale(Relation rel, const FenceConfig *cfg, const char *scope,
 			 errmsg("stale fencing token for relation \"%s\"",
 					RelationGetRelationName(rel)),
 			 row_mark ?
-			 errdetail("Relation \"%s.%s\", scope \"%s\": token " INT64_FORMAT
-					   " is below the row's token " INT64_FORMAT ".",
-					   get_namespace_name(RelationGetNamespace(rel)),
-					   RelationGetRelationName(rel),
-					   scope_for_report(cfg, scope), token, mark) :
-			 errdetail("Relation \"%s.%s\", scope \"%s\": token " INT64_FORMAT
-					   " is below the scope's mark " INT64_FORMAT ".",
-					   get_namespace_name(RelationGetNamespace(rel)),
-					   RelationGetRelationName(rel),
-					   scope_for_report(cfg, scope), token, mark),
+			 errdetail("%s: token " INT64_FORMAT " is below the row's token " INT64_FORMAT ".",
+					   where_written(rel, cfg, scope), token, mark) :
+			 errdetail("%s: token " INT64_FORMAT " is below the scope's mark " INT64_FORMAT ".",
+					   where_written(rel, cfg, scope), token, mark),
 			 errhint("A newer term has been issued; the writer holding token " INT64_FORMAT
 					 " is no longer the leader and must stop writing.", token),
 			 errtable(rel)));
@@ -98,11 +99,9 @@ reject_missing(Relation rel, const FenceConfig *cfg, const char *scope)
 			(errcode(ERRCODE_FENCING_MISSING_TOKEN),
 			 errmsg("missing fencing token for relation \"%s\"",
 					RelationGetRelationName(rel)),
-			 errdetail("Relation \"%s.%s\", scope \"%s\": the statement did not assign column \"%s\" "
+			 errdetail("%s: the statement did not assign column \"%s\" "
 					   "and the transaction declared no token.",
-					   get_namespace_name(RelationGetNamespace(rel)),
-					   RelationGetRelationName(rel),
-					   scope_for_report(cfg, scope), cfg->token_column),
+					   where_written(rel, cfg, scope), cfg->token_column),
 			 cfg->scope_kind == FENCE_SCOPE_NONE ?
 			 errhint("Assign column \"%s\", or call fencing.use_token(token) in this transaction.",
 					 cfg->token_column) :

@@ -1,0 +1,59 @@
+-- test/bench/setup.sql: schema and data for test/bench/run (psql, ON_ERROR_STOP).
+--
+-- "The same table": Postgres has one trigger set per table, so an unprotected
+-- and a protected UPDATE cannot hit the very same relation (fencing.bypass
+-- still fires the trigger).  We read it as the same table definition and the
+-- same data, one copy per variant: identical columns, primary key, fillfactor
+-- and rows, differing only in the trigger installed.
+\set ON_ERROR_STOP 1
+SET client_min_messages = warning;
+CREATE EXTENSION fencing;
+
+-- Terms: one for the fixed scope 'bench', one per shard '0' .. '63'.  The
+-- epoch clock is global, so the 65 epochs differ; we then set every mark to
+-- the highest one with reset_mark (a raise for all but the last scope), so
+-- that one token, :tok, equals every scope's mark and every row's token and
+-- nothing is raised during the run.
+SELECT fencing.fence_next_epoch('bench', 'bench-setup') \g /dev/null
+SELECT fencing.fence_next_epoch(g::text, 'bench-setup') FROM generate_series(0, 63) g \g /dev/null
+SELECT max(mark) AS tok FROM fencing.scopes \gset
+SELECT fencing.reset_mark(s, :tok)
+  FROM (SELECT 'bench' UNION ALL SELECT g::text FROM generate_series(0, 63) g) x(s) \g /dev/null
+
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['bench_plain', 'bench_row', 'bench_scope1', 'bench_scope64', 'bench_plpgsql']
+    LOOP
+        EXECUTE format('CREATE TABLE %I (id int PRIMARY KEY, shard int NOT NULL, '
+                       'v bigint NOT NULL, tok bigint NOT NULL) WITH (fillfactor = 90)', t);
+        EXECUTE format('INSERT INTO %I SELECT g, g %% 64, 0, %s FROM generate_series(1, 100000) g',
+                       t, (SELECT max(mark) FROM fencing.scopes));
+    END LOOP;
+END
+$$;
+
+SELECT fencing.protect('bench_row', 'tok') \g /dev/null
+SELECT fencing.protect('bench_scope1', 'tok', scope => 'bench') \g /dev/null
+SELECT fencing.protect('bench_scope64', 'tok', scope_column => 'shard') \g /dev/null
+
+-- The reference: what a user writes by hand for the per-row check of an UPDATE.
+-- (Weaker than the fence: it cannot see whether the statement assigned tok.)
+CREATE FUNCTION bench_plpgsql_fence() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.tok IS NULL THEN
+        RAISE EXCEPTION 'missing fencing token';
+    END IF;
+    IF NEW.tok < OLD.tok THEN
+        RAISE EXCEPTION 'stale fencing token % < %', NEW.tok, OLD.tok;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER fence_row BEFORE UPDATE ON bench_plpgsql
+    FOR EACH ROW EXECUTE FUNCTION bench_plpgsql_fence();
+
+VACUUM ANALYZE;
+CHECKPOINT;
+SELECT :tok AS token;
