@@ -7,7 +7,6 @@ CREATE ROLE fencing_app LOGIN;
 CREATE TABLE ledger (id int PRIMARY KEY, amount int, tok bigint);
 SELECT fencing.protect('ledger', 'tok', scope => 'ledger');
 GRANT SELECT, INSERT, UPDATE, DELETE ON ledger TO fencing_app;
-GRANT USAGE ON SCHEMA fencing TO fencing_app;
 SELECT fencing.fence_next_epoch('ledger') AS t1 \gset
 
 SET ROLE fencing_app;
@@ -98,5 +97,4 @@ DROP FUNCTION public.greatest(bigint, bigint), public.always_true(bigint, bigint
   public.plus_nothing(bigint, integer), public.now();
 
 DROP TABLE ledger;
-REVOKE USAGE ON SCHEMA fencing FROM fencing_app;
 DROP ROLE fencing_app;

@@ -92,7 +92,8 @@ record_term(const char *scope, int64 epoch, const char *holder)
 	FencingUserContext uctx;
 	NameData	issued_by;
 
-	namestrcpy(&issued_by, GetUserNameFromId(GetUserId(), false));
+	/* the caller, also when called from a SECURITY DEFINER function of ours */
+	namestrcpy(&issued_by, GetUserNameFromId(GetOuterUserId(), false));
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = Int64GetDatum(epoch);
 	values[2] = CStringGetTextDatum(holder);
@@ -144,7 +145,7 @@ fence_next_epoch(PG_FUNCTION_ARGS)
 							   strlen(holder), FENCING_HOLDER_MAX_LEN)));
 	}
 	else
-		holder = GetUserNameFromId(GetUserId(), false);
+		holder = GetUserNameFromId(GetOuterUserId(), false);
 
 	/* waits for every in-flight writer of the scope */
 	mark = scope_mark_lock_exclusive(scope);

@@ -38,6 +38,8 @@ SELECT pg_catalog.pg_extension_config_dump('fencing.scopes', '');
 SELECT pg_catalog.pg_extension_config_dump('fencing.terms', '');
 SELECT pg_catalog.pg_extension_config_dump('fencing.epoch_seq', '');
 
+-- Everyone may call the API; only the extension writes its state.
+GRANT USAGE ON SCHEMA fencing TO PUBLIC;
 REVOKE ALL ON fencing.epoch_seq, fencing.scopes, fencing.terms FROM PUBLIC;
 GRANT SELECT ON fencing.scopes, fencing.terms TO PUBLIC;
 
