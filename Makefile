@@ -23,6 +23,11 @@ ISOLATION_OPTS = --inputdir=test
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
+# PGXS tracks no header dependencies: rebuild everything when a header changes
+FENCING_HEADERS = $(wildcard src/*.h src/*/*.h)
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+$(OBJS): $(FENCING_HEADERS)

@@ -143,7 +143,16 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
             MESSAGE = 'lease term must not be null';
     END IF;
-    -- only the live lease of this holder and term; an expired one is never revived
+    -- only the live lease of this holder and term; an expired one is never
+    -- revived.  Lock it first: the UPDATE below then judges expiry after any
+    -- wait for the row, not before.
+    PERFORM 1 FROM fencing.leases AS l
+     WHERE l.scope OPERATOR(pg_catalog.=) renew_lease.scope
+       AND l.holder OPERATOR(pg_catalog.=) renew_lease.holder
+       AND l.term OPERATOR(pg_catalog.=) renew_lease.term
+       AND l.released_at IS NULL
+       AND l.expires_at > clock_timestamp()
+       FOR UPDATE;
     UPDATE fencing.leases AS l
        SET renewed_at = clock_timestamp(), expires_at = clock_timestamp() + ttl
      WHERE l.scope OPERATOR(pg_catalog.=) renew_lease.scope
@@ -180,6 +189,14 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
             MESSAGE = 'lease term must not be null';
     END IF;
+    -- lock first, so that expiry is judged after any wait for the row
+    PERFORM 1 FROM fencing.leases AS l
+     WHERE l.scope OPERATOR(pg_catalog.=) release_lease.scope
+       AND l.holder OPERATOR(pg_catalog.=) release_lease.holder
+       AND l.term OPERATOR(pg_catalog.=) release_lease.term
+       AND l.released_at IS NULL
+       AND l.expires_at > clock_timestamp()
+       FOR UPDATE;
     UPDATE fencing.leases AS l
        SET released_at = clock_timestamp(), expires_at = clock_timestamp()
      WHERE l.scope OPERATOR(pg_catalog.=) release_lease.scope

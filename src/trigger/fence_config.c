@@ -143,6 +143,8 @@ fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 							RelationGetRelationName(rel))));
 		getTypeOutputInfo(TupleDescAttr(desc, cfg->scope_attnum - 1)->atttypid,
 						  &typoutput, &typisvarlena);
+		cfg->scope_is_bpchar =
+			getBaseType(TupleDescAttr(desc, cfg->scope_attnum - 1)->atttypid) == BPCHAROID;
 		fmgr_info_cxt(typoutput, &cfg->scope_output, CacheMemoryContext);
 	}
 	else

@@ -47,6 +47,7 @@ typedef struct FenceConfig
 	char		scope_column[NAMEDATALEN];	/* column scope */
 	AttrNumber	scope_attnum;
 	FmgrInfo	scope_output;	/* output function of the scope column */
+	bool		scope_is_bpchar;	/* char(n): trailing blanks are padding */
 } FenceConfig;
 
 extern void fence_config_init(void);

@@ -33,6 +33,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "marks/scope_mark.h"
 #include "state/extension_state.h"
@@ -134,6 +135,26 @@ row_token(HeapTuple tuple, TupleDesc desc, const FenceConfig *cfg, int64 *token)
 	return true;
 }
 
+/*
+ * The scope named by a scope column's value: its text form, without the
+ * padding of char(n), as a cast to text gives it (and as fence_next_epoch()
+ * is called with it).
+ */
+static char *
+scope_text(const FenceConfig *cfg, Datum value)
+{
+	char	   *scope = OutputFunctionCall((FmgrInfo *) &cfg->scope_output, value);
+
+	if (cfg->scope_is_bpchar)
+	{
+		size_t		len = strlen(scope);
+
+		while (len > 0 && scope[len - 1] == ' ')
+			scope[--len] = '\0';
+	}
+	return scope;
+}
+
 /* The scope a row belongs to; NULL for tables fenced per row only. */
 static const char *
 row_scope(Relation rel, HeapTuple tuple, const FenceConfig *cfg)
@@ -155,7 +176,7 @@ row_scope(Relation rel, HeapTuple tuple, const FenceConfig *cfg)
 						cfg->scope_column, RelationGetRelationName(rel)),
 				 errdetail("Every row of a table fenced by a scope column belongs to a scope."),
 				 errtable(rel)));
-	scope = OutputFunctionCall((FmgrInfo *) &cfg->scope_output, d);
+	scope = scope_text(cfg, d);
 	fencing_check_scope_name(scope);
 	return scope;
 }
@@ -191,9 +212,19 @@ admit_row(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
 {
 	int64		stored;
 
-	if (!row_token(oldtuple, RelationGetDescr(rel), cfg, &stored) || token >= stored)
+	if (!row_token(oldtuple, RelationGetDescr(rel), cfg, &stored))
 		return true;
-	return reject_stale(rel, cfg, scope, token, stored, true);
+	if (token < stored)
+		return reject_stale(rel, cfg, scope, token, stored, true);
+
+	/*
+	 * Without a scope the row's token is the only mark: a raise of it must
+	 * survive a crash like a scope mark does (with a scope, the scope's mark
+	 * was already made durable when it reached this token).
+	 */
+	if (token > stored && cfg->scope_kind == FENCE_SCOPE_NONE)
+		fencing_require_durable_commit();
+	return true;
 }
 
 /* Store the token in the new row, converting to the column's type. */
@@ -340,7 +371,13 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 		fencing_become_owner(&uctx);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
-		if (SPI_execute(sql.data, true, 0) != SPI_OK_SELECT)
+		/*
+		 * A fresh snapshot: the statement's was taken before TRUNCATE's
+		 * exclusive lock was granted and can miss rows committed meanwhile.
+		 */
+		if (SPI_execute_snapshot(SPI_prepare(sql.data, 0, NULL), NULL, NULL,
+								 GetLatestSnapshot(), InvalidSnapshot,
+								 true, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "reading scopes of relation \"%s\" failed",
 				 RelationGetRelationName(rel));
 		fencing_restore_user(&uctx);
@@ -356,7 +393,7 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 				continue;
 			if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
 			{
-				char	   *scope = OutputFunctionCall((FmgrInfo *) &cfg->scope_output, d);
+				char	   *scope = scope_text(cfg, d);
 
 				token = incoming_token(rel, cfg, NULL, false, scope, &from_column);
 				(void) admit_scope(rel, &strict, scope, token);

@@ -21,7 +21,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT =
-  qw(fencing_node freeze_walwriter crash_immediate crash_kill sqlstate_error);
+  qw(fencing_node freeze_walwriter crash_immediate crash_kill quit_dead
+  sqlstate_error);
 
 # A started cluster with the extension created in database "postgres".
 sub fencing_node
@@ -66,6 +67,7 @@ sub crash_immediate
 
 # SIGKILL the given server processes (backends, a frozen WAL writer) and wait
 # for the postmaster's crash recovery (restart_after_crash = on) to finish.
+# Returns the server log written meanwhile.
 sub crash_kill
 {
 	my ($node, @pids) = @_;
@@ -75,6 +77,14 @@ sub crash_kill
 		$offset);
 	$node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 	  or die "cluster did not come back after crash";
+	return slurp_file($node->logfile, $offset);
+}
+
+# Close a background psql whose backend died in a crash (psql may be gone).
+sub quit_dead
+{
+	my ($session) = @_;
+	eval { $session->quit; };
 	return;
 }
 
