@@ -116,9 +116,33 @@ SELECT fencing.use_token('events', :ev2);
 UPDATE events SET region = 'ap' WHERE id = 2;
 COMMIT;
 SELECT tableoid::regclass, region, id, v, tok = :ev2 AS tok_is_ev2 FROM events ORDER BY id;
--- TRUNCATE of a single partition is fenced too
+-- TRUNCATE of a single partition is fenced too, also of one attached later
 TRUNCATE events_eu;
 \echo :LAST_ERROR_SQLSTATE
+TRUNCATE events_ap;
+\echo :LAST_ERROR_SQLSTATE
+-- and of a sub-partitioned partition created later
+CREATE TABLE events_sa PARTITION OF events FOR VALUES IN ('sa', 'sb') PARTITION BY LIST (region);
+CREATE TABLE events_sb PARTITION OF events_sa FOR VALUES IN ('sb');
+SELECT tgrelid::regclass, tgname FROM pg_trigger
+  WHERE tgrelid IN ('events_sa'::regclass, 'events_sb'::regclass)
+  ORDER BY 1, 2;
+BEGIN;
+SELECT fencing.use_token('events', :ev1);
+TRUNCATE events_sb;
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+INSERT INTO events VALUES ('sb', 4, 'four', :ev2);
+BEGIN;
+SELECT fencing.use_token('events', :ev2);
+TRUNCATE events_sb;
+COMMIT;
+SELECT count(*) AS sb_rows FROM events WHERE region = 'sb';
+-- a table with no fence is left alone by the event trigger
+CREATE TABLE plain_parent (k int) PARTITION BY RANGE (k);
+CREATE TABLE plain_child PARTITION OF plain_parent FOR VALUES FROM (0) TO (10);
+SELECT count(*) AS triggers_on_plain FROM pg_trigger WHERE tgrelid = 'plain_child'::regclass;
+DROP TABLE plain_parent;
 
 -- scope taken from a column: each shard has its own mark
 CREATE TABLE shards (shard int, id int, v text, tok bigint, PRIMARY KEY (shard, id));

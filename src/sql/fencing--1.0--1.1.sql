@@ -226,3 +226,46 @@ FROM fencing.leases l
 LEFT JOIN fencing.scopes s ON s.scope OPERATOR(pg_catalog.=) l.scope;
 COMMENT ON VIEW fencing.lease_status IS 'Every scope''s lease: holder, term, acquired at, expires at, whether it is live, how many takeovers, and the scope''s mark.';
 GRANT SELECT ON fencing.lease_status TO PUBLIC;
+
+-- Partitions created or attached after protect() get the row trigger from
+-- Postgres (row triggers are cloned) but not the TRUNCATE trigger (statement
+-- triggers are not): this event trigger adds it, with the parent's arguments.
+CREATE FUNCTION fencing.protect_new_partitions(relation regclass)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'protect_new_partitions'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION fencing.protect_new_partitions(regclass) IS
+'Gives every partition below a protected partitioned table the TRUNCATE fence trigger it lacks; returns how many it added. Run by an event trigger after CREATE TABLE and ALTER TABLE.';
+
+CREATE FUNCTION fencing.fence_new_partitions()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    root regclass;
+BEGIN
+    FOR root IN
+        SELECT DISTINCT pg_partition_root(c.objid)
+          FROM pg_event_trigger_ddl_commands() AS c
+         WHERE c.classid = 'pg_class'::regclass
+           AND c.object_type = 'table'
+    LOOP
+        -- only trees where some partitioned table is protected
+        IF EXISTS (SELECT 1
+                     FROM pg_partition_tree(root) AS p
+                     JOIN pg_trigger tg ON tg.tgrelid = p.relid
+                    WHERE NOT p.isleaf
+                      AND tg.tgname = 'zz_fence_truncate'
+                      AND tg.tgfoid = 'fencing.fence_trigger()'::regprocedure) THEN
+            PERFORM fencing.protect_new_partitions(root);
+        END IF;
+    END LOOP;
+END
+$fn$;
+COMMENT ON FUNCTION fencing.fence_new_partitions() IS
+'Event trigger function: new partitions of protected tables get the TRUNCATE fence trigger.';
+
+CREATE EVENT TRIGGER fencing_new_partitions ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE')
+    EXECUTE FUNCTION fencing.fence_new_partitions();

@@ -15,6 +15,7 @@
 #include "fencing.h"
 
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -48,6 +49,26 @@ qualified_name(Oid relid)
 }
 
 /* Partitions' row triggers are clones: they go with the parent's. */
+static void
+create_truncate_trigger(Oid relid, const char *arglist)
+{
+	run_ddl(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
+					 "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
+					 TRUNCATE_TRIGGER_NAME, qualified_name(relid), arglist));
+}
+
+static char *
+quoted_arglist(int nargs, char **args)
+{
+	StringInfoData arglist;
+
+	initStringInfo(&arglist);
+	for (int i = 0; i < nargs; i++)
+		appendStringInfo(&arglist, "%s%s", i > 0 ? ", " : "",
+						 quote_literal_cstr(args[i]));
+	return arglist.data;
+}
+
 static void
 drop_fence_triggers(Oid relid, bool row_trigger)
 {
@@ -83,7 +104,7 @@ protect(PG_FUNCTION_ARGS)
 	int			nargs;
 	Relation	rel;
 	FenceConfig cfg;
-	StringInfoData arglist;
+	char	   *arglist;
 	List	   *partitions;
 	ListCell   *lc;
 
@@ -135,10 +156,7 @@ protect(PG_FUNCTION_ARGS)
 	}
 	table_close(rel, NoLock);
 
-	initStringInfo(&arglist);
-	for (int i = 0; i < nargs; i++)
-		appendStringInfo(&arglist, "%s%s", i > 0 ? ", " : "",
-						 quote_literal_cstr(args[i]));
+	arglist = quoted_arglist(nargs, args);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -147,15 +165,10 @@ protect(PG_FUNCTION_ARGS)
 		drop_fence_triggers(lfirst_oid(lc), false);
 	run_ddl(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
 					 "FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%s)",
-					 ROW_TRIGGER_NAME, qualified_name(relid), arglist.data));
-	run_ddl(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
-					 "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
-					 TRUNCATE_TRIGGER_NAME, qualified_name(relid), arglist.data));
+					 ROW_TRIGGER_NAME, qualified_name(relid), arglist));
+	create_truncate_trigger(relid, arglist);
 	foreach(lc, partitions)
-		run_ddl(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
-						 "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
-						 TRUNCATE_TRIGGER_NAME, qualified_name(lfirst_oid(lc)),
-						 arglist.data));
+		create_truncate_trigger(lfirst_oid(lc), arglist);
 	SPI_finish();
 
 	PG_RETURN_VOID();
@@ -189,4 +202,81 @@ unprotect(PG_FUNCTION_ARGS)
 	SPI_finish();
 
 	PG_RETURN_VOID();
+}
+
+/* Our TRUNCATE trigger on a relation, if it has one. */
+static const Trigger *
+truncate_trigger_of(Relation rel)
+{
+	if (rel->trigdesc == NULL)
+		return NULL;
+	for (int i = 0; i < rel->trigdesc->numtriggers; i++)
+	{
+		const Trigger *t = &rel->trigdesc->triggers[i];
+
+		if (strcmp(t->tgname, TRUNCATE_TRIGGER_NAME) == 0 &&
+			strcmp(get_func_name(t->tgfoid), "fence_trigger") == 0 &&
+			strcmp(get_namespace_name(get_func_namespace(t->tgfoid)), FENCING_SCHEMA) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+PG_FUNCTION_INFO_V1(protect_new_partitions);
+
+/*
+ * fencing.protect_new_partitions(relation regclass): partitions created or
+ * attached below a protected partitioned table get the TRUNCATE trigger of
+ * their nearest protected ancestor.  Walks the tree top-down, so a partition
+ * gets the trigger of the highest protected table above it that has one
+ * (protect() gives the same arguments to a whole tree).
+ */
+Datum
+protect_new_partitions(PG_FUNCTION_ARGS)
+{
+	List	   *tree = find_all_inheritors(PG_GETARG_OID(0), ShareRowExclusiveLock, NULL);
+	ListCell   *lc;
+	int			added = 0;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	foreach(lc, tree)
+	{
+		Relation	rel = table_open(lfirst_oid(lc), NoLock);
+		const Trigger *trigger = truncate_trigger_of(rel);
+		ListCell   *plc;
+
+		if (trigger != NULL)
+		{
+			/* copies: the relcache entry may be rebuilt by the DDL below */
+			int			nargs = trigger->tgnargs;
+			char	  **args = palloc(sizeof(char *) * nargs);
+			char	   *arglist;
+
+			for (int i = 0; i < nargs; i++)
+				args[i] = pstrdup(trigger->tgargs[i]);
+			arglist = quoted_arglist(nargs, args);
+
+			foreach(plc, partitions_of(rel))
+			{
+				Oid			part = lfirst_oid(plc);
+
+				if (!OidIsValid(get_trigger_oid(part, TRUNCATE_TRIGGER_NAME, true)))
+				{
+					Relation	prel = table_open(part, NoLock);
+					FenceConfig cfg;
+
+					/* the partition must suit the trigger, as protect() checks */
+					fence_config_resolve(prel, nargs, args, &cfg);
+					table_close(prel, NoLock);
+					create_truncate_trigger(part, arglist);
+					CommandCounterIncrement();
+					added++;
+				}
+			}
+		}
+		table_close(rel, NoLock);
+	}
+	SPI_finish();
+	PG_RETURN_INT32(added);
 }
