@@ -186,6 +186,13 @@ SELECT fencing.protect('jobs_view', 'tok', scope => 'jobs');
 CREATE TABLE gen_tok (id int, tok bigint GENERATED ALWAYS AS (id * 2) STORED);
 SELECT fencing.protect('gen_tok', 'tok', scope => 'gen');
 \echo :LAST_ERROR_SQLSTATE
+-- scope names are any text; the view shows them as given
+CREATE TABLE odd_names (id int, "token col" bigint);
+SELECT fencing.protect('odd_names', 'token col', scope => 'ordre/été ''quoted'' \back');
+SELECT relation, token_column, scope FROM fencing.protected_tables WHERE relation = 'odd_names'::regclass;
+INSERT INTO odd_names VALUES (1, 3);
+SELECT scope, mark FROM fencing.scopes WHERE scope LIKE 'ordre%';
+DROP TABLE odd_names;
 -- protecting again replaces the triggers (idempotent)
 SELECT fencing.protect('jobs', 'tok', scope => 'jobs');
 SELECT count(*) FROM pg_trigger WHERE tgrelid = 'jobs'::regclass;

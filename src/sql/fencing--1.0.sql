@@ -119,7 +119,13 @@ SELECT t.tgrelid::pg_catalog.regclass AS relation,
        t.tgenabled OPERATOR(pg_catalog.<>) 'D' AS enabled
 FROM pg_catalog.pg_trigger t
 CROSS JOIN LATERAL (
-    SELECT pg_catalog.string_to_array(pg_catalog.encode(t.tgargs, 'escape'), '\000') AS args
+    -- tgargs holds NUL-terminated strings; split them, then undo the escaping
+    SELECT pg_catalog.array_agg(pg_catalog.convert_from(pg_catalog.decode(e.arg, 'escape'),
+                                                        pg_catalog.current_setting('server_encoding'))
+                                ORDER BY e.n) AS args
+      FROM pg_catalog.unnest(pg_catalog.string_to_array(pg_catalog.encode(t.tgargs, 'escape'), '\000'))
+           WITH ORDINALITY AS e(arg, n)
+     WHERE e.arg OPERATOR(pg_catalog.<>) ''
 ) a
 WHERE t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure
   AND t.tgname OPERATOR(pg_catalog.=) 'zz_fence_row'
