@@ -160,14 +160,18 @@ const FenceConfig *
 fence_config_get(Relation rel, const Trigger *trigger)
 {
 	FenceConfig *cfg;
+	FenceConfig resolved;
 	bool		found;
 
-	cfg = hash_search(configs, &trigger->tgoid, HASH_ENTER, &found);
+	cfg = hash_search(configs, &trigger->tgoid, HASH_FIND, &found);
 	if (found && cfg->valid && cfg->relid == RelationGetRelid(rel))
 		return cfg;
 
-	cfg->valid = false;
-	fence_config_resolve(rel, trigger->tgnargs, trigger->tgargs, cfg);
+	/* resolve first: a trigger with bad arguments leaves no cache entry */
+	fence_config_resolve(rel, trigger->tgnargs, trigger->tgargs, &resolved);
+	cfg = hash_search(configs, &trigger->tgoid, HASH_ENTER, &found);
+	*cfg = resolved;
+	cfg->tgoid = trigger->tgoid;
 	cfg->valid = true;
 	return cfg;
 }
