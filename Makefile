@@ -7,6 +7,7 @@ OBJS = src/fencing.o \
        src/state/extension_state.o \
        src/clock/epoch_clock.o \
        src/marks/scope_mark.o \
+       src/marks/mark_cache.o \
        src/tokens/declared_token.o \
        src/trigger/fence_config.o \
        src/trigger/fence_trigger.o \

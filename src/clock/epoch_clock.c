@@ -104,7 +104,7 @@ record_term(const char *scope, int64 epoch, const char *holder)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_snapshot(fencing_saved_plan(&plan, sql, 4, argtypes),
 							 values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, false, false, 0) != SPI_OK_INSERT)
+							 InvalidSnapshot, false, true, 0) != SPI_OK_INSERT)
 		elog(ERROR, "recording term " INT64_FORMAT " of scope \"%s\" failed",
 			 epoch, scope);
 	SPI_finish();

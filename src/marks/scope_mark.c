@@ -28,6 +28,7 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "commands/trigger.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
@@ -41,6 +42,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "marks/mark_cache.h"
 #include "state/extension_state.h"
 
 /* field4 of our lock tags: outside the values pg_advisory_lock() uses (1, 2). */
@@ -49,20 +51,44 @@
 typedef struct ScopeLockEntry
 {
 	char		scope[FENCING_SCOPE_MAX_LEN + 1];	/* hash key */
+	uint64		generation;		/* entry is valid while this is current */
 	LOCKMODE	mode;			/* NoLock, ShareLock or ExclusiveLock */
 	int64		mark;			/* valid while mode != NoLock */
 } ScopeLockEntry;
 
-/* Scopes this transaction holds a lock on; lives in TopTransactionContext. */
+/*
+ * Scopes this transaction holds a lock on.  The table lives as long as the
+ * backend and is emptied in O(1) by moving to a new generation at the end of
+ * every transaction (creating a hash table per transaction costs more than
+ * the rest of a fenced write).
+ */
 static HTAB *held_scopes = NULL;
+static uint64 held_generation = 1;
+
+/* A backend that has visited this many scopes starts a fresh table. */
+#define HELD_SCOPES_RECYCLE	10000
 
 static SPIPlanPtr raise_plan = NULL;
+
+/*
+ * Set once this transaction changes a mark: from then on it reads marks it
+ * may itself have changed (uncommitted), so it puts nothing in the shared
+ * cache until it ends.
+ */
+static bool changed_marks = false;
+
+/* fencing.scopes was written in this transaction: clear the cache at its end */
+static bool forget_cache_at_end = false;
 
 static void
 forget_held_scopes(void)
 {
-	/* the memory goes with TopTransactionContext or is reused below */
-	held_scopes = NULL;
+	held_generation++;
+	if (held_scopes != NULL && hash_get_num_entries(held_scopes) > HELD_SCOPES_RECYCLE)
+	{
+		hash_destroy(held_scopes);
+		held_scopes = NULL;
+	}
 }
 
 static void
@@ -76,6 +102,10 @@ scope_mark_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PREPARE:
 			forget_held_scopes();
+			changed_marks = false;
+			if (forget_cache_at_end)
+				mark_cache_forget_database();
+			forget_cache_at_end = false;
 			break;
 		default:
 			break;
@@ -91,11 +121,8 @@ static void
 scope_mark_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 							SubTransactionId parentSubid, void *arg)
 {
-	if (event == SUBXACT_EVENT_ABORT_SUB && held_scopes != NULL)
-	{
-		hash_destroy(held_scopes);
+	if (event == SUBXACT_EVENT_ABORT_SUB)
 		forget_held_scopes();
-	}
 }
 
 void
@@ -103,6 +130,7 @@ scope_mark_init(void)
 {
 	RegisterXactCallback(scope_mark_xact_callback, NULL);
 	RegisterSubXactCallback(scope_mark_subxact_callback, NULL);
+	mark_cache_init();
 }
 
 static ScopeLockEntry *
@@ -117,13 +145,14 @@ held_scope_entry(const char *scope)
 
 		ctl.keysize = FENCING_SCOPE_MAX_LEN + 1;
 		ctl.entrysize = sizeof(ScopeLockEntry);
-		ctl.hcxt = TopTransactionContext;
-		held_scopes = hash_create("fencing held scopes", 16, &ctl,
+		ctl.hcxt = TopMemoryContext;
+		held_scopes = hash_create("fencing held scopes", 64, &ctl,
 								  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	}
 	entry = hash_search(held_scopes, scope, HASH_ENTER, &found);
-	if (!found)
+	if (!found || entry->generation != held_generation)
 	{
+		entry->generation = held_generation;
 		entry->mode = NoLock;
 		entry->mark = SCOPE_MARK_NONE;
 	}
@@ -140,9 +169,9 @@ scope_locktag(LOCKTAG *tag, const char *scope)
 						 FENCING_LOCKTAG_SCOPE);
 }
 
-/* The committed mark of a scope, read with a fresh snapshot. */
+/* The committed mark of a scope, read from fencing.scopes with a fresh snapshot. */
 static int64
-read_mark(const char *scope)
+read_mark_table(const char *scope)
 {
 	Relation	rel = table_open(fencing_scopes_relid(), AccessShareLock);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
@@ -171,6 +200,35 @@ read_mark(const char *scope)
 	return mark;
 }
 
+/*
+ * The mark, for a backend that holds the scope lock in share mode: from the
+ * shared cache when preloaded, else from the table (and then cached).
+ */
+static int64
+read_mark_shared(const char *scope)
+{
+	int64		mark;
+
+	if (mark_cache_get(scope, &mark))
+		return mark;
+	mark = read_mark_table(scope);
+	if (!changed_marks)
+		mark_cache_put(scope, mark);
+	return mark;
+}
+
+/*
+ * The mark, for a backend that holds the scope lock exclusively and is about
+ * to change it: from the table, and out of the cache until it is settled.
+ */
+static int64
+read_mark_for_change(const char *scope)
+{
+	changed_marks = true;
+	mark_cache_forget(scope);
+	return read_mark_table(scope);
+}
+
 /* Store a higher mark; the caller holds the scope lock exclusively. */
 static void
 raise_mark(const char *scope, int64 token)
@@ -194,7 +252,7 @@ raise_mark(const char *scope, int64 token)
 	/* a fresh snapshot: under REPEATABLE READ the old one would raise 40001 */
 	rc = SPI_execute_snapshot(fencing_saved_plan(&raise_plan, sql, 2, argtypes),
 							  values, NULL, GetLatestSnapshot(),
-							  InvalidSnapshot, false, false, 0);
+							  InvalidSnapshot, false, true, 0);
 	if (rc != SPI_OK_INSERT)
 		elog(ERROR, "raising the mark of scope \"%s\" failed: %s",
 			 scope, SPI_result_code_string(rc));
@@ -229,7 +287,7 @@ scope_mark_admit(const char *scope, int64 token, int64 *mark)
 		LockAcquireResult res = LockAcquire(&tag, ShareLock, false, false);
 
 		entry->mode = ShareLock;
-		entry->mark = read_mark(scope);
+		entry->mark = read_mark_shared(scope);
 		if (token > entry->mark && res == LOCKACQUIRE_OK)
 		{
 			/* nothing was written under this lock yet: give it back */
@@ -242,7 +300,7 @@ scope_mark_admit(const char *scope, int64 token, int64 *mark)
 	{
 		(void) LockAcquire(&tag, ExclusiveLock, false, false);
 		entry->mode = ExclusiveLock;
-		entry->mark = read_mark(scope);
+		entry->mark = read_mark_for_change(scope);
 	}
 
 	*mark = entry->mark;
@@ -268,7 +326,7 @@ scope_mark_lock_exclusive(const char *scope)
 		scope_locktag(&tag, scope);
 		(void) LockAcquire(&tag, ExclusiveLock, false, false);
 		entry->mode = ExclusiveLock;
-		entry->mark = read_mark(scope);
+		entry->mark = read_mark_for_change(scope);
 	}
 	return entry->mark;
 }
@@ -326,7 +384,7 @@ reset_mark(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_snapshot(fencing_saved_plan(&plan, sql, 2, argtypes),
 							 values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, false, false, 0) != SPI_OK_INSERT)
+							 InvalidSnapshot, false, true, 0) != SPI_OK_INSERT)
 		elog(ERROR, "resetting the mark of scope \"%s\" failed", scope);
 	SPI_finish();
 	fencing_restore_user(&uctx);
@@ -344,4 +402,26 @@ reset_mark(PG_FUNCTION_ARGS)
 	if (old_mark == SCOPE_MARK_NONE)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(old_mark);
+}
+
+/*
+ * fencing.forget_cached_marks(): statement trigger on fencing.scopes.  The
+ * extension changes marks only under the exclusive scope lock, after taking
+ * them out of the shared cache; a write by anything else (a superuser's
+ * UPDATE, a restore) must not leave the cache behind: drop this database's
+ * entries now and again when the writing transaction ends.
+ */
+PG_FUNCTION_INFO_V1(forget_cached_marks);
+
+Datum
+forget_cached_marks(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("forget_cached_marks: not called by trigger manager")));
+	changed_marks = true;
+	forget_cache_at_end = true;
+	mark_cache_forget_database();
+	return PointerGetDatum(NULL);
 }
