@@ -22,6 +22,17 @@ SELECT pg_catalog.pg_extension_config_dump('fencing.leases', '');
 REVOKE ALL ON fencing.leases FROM PUBLIC;
 GRANT SELECT ON fencing.leases TO PUBLIC;
 
+-- A lease is live until it expires or is released (server clock only).
+CREATE FUNCTION fencing.lease_is_live(lease fencing.leases)
+RETURNS boolean
+LANGUAGE sql VOLATILE PARALLEL SAFE
+AS $fn$
+    SELECT lease.released_at IS NULL
+       AND lease.expires_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()
+$fn$;
+COMMENT ON FUNCTION fencing.lease_is_live(fencing.leases) IS
+'Whether a lease is live now: not released, and not expired by the server''s clock.';
+
 -- Input checks shared by the lease functions.
 CREATE FUNCTION fencing.check_lease_args(scope text, holder text, ttl interval)
 RETURNS void
@@ -95,8 +106,8 @@ BEGIN
     SELECT * INTO STRICT lease FROM fencing.leases AS l
      WHERE l.scope OPERATOR(pg_catalog.=) acquire_lease.scope FOR UPDATE;
 
-    now_ts := clock_timestamp();
-    IF lease.expires_at > now_ts AND lease.released_at IS NULL THEN
+    IF fencing.lease_is_live(lease) THEN
+        now_ts := clock_timestamp();
         IF lease.holder OPERATOR(pg_catalog.<>) acquire_lease.holder THEN
             -- live and someone else's: say so, without waiting
             granted := false;
@@ -130,6 +141,25 @@ $fn$;
 COMMENT ON FUNCTION fencing.acquire_lease(text, text, interval) IS
 'Grants the scope''s lease when it is free or expired, with a new term (the previous holder is fenced); when another holder''s lease is live, grants nothing and says who holds it until when. A holder asking again for its live lease keeps its term.';
 
+-- Lock the live lease of this holder and term, if there is one.  A caller
+-- that then updates it re-checks expiry: a lock that had to wait behind
+-- another transaction may be granted after the lease ran out, and
+-- SELECT ... FOR UPDATE does not re-check its condition then.
+CREATE FUNCTION fencing.lock_held_lease(scope text, holder text, term bigint)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+    SELECT EXISTS (
+        SELECT 1 FROM fencing.leases AS l
+         WHERE l.scope OPERATOR(pg_catalog.=) lock_held_lease.scope
+           AND l.holder OPERATOR(pg_catalog.=) lock_held_lease.holder
+           AND l.term OPERATOR(pg_catalog.=) lock_held_lease.term
+           AND fencing.lease_is_live(l)
+           FOR UPDATE)
+$fn$;
+REVOKE ALL ON FUNCTION fencing.lock_held_lease(text, text, bigint) FROM PUBLIC;
+
 CREATE FUNCTION fencing.renew_lease(scope text, holder text, term bigint, ttl interval,
     OUT renewed boolean, OUT expires_at timestamptz,
     OUT lease_holder text, OUT lease_term bigint)
@@ -144,22 +174,14 @@ BEGIN
             MESSAGE = 'lease term must not be null';
     END IF;
     -- only the live lease of this holder and term; an expired one is never
-    -- revived.  Lock it first: the UPDATE below then judges expiry after any
-    -- wait for the row, not before.
-    PERFORM 1 FROM fencing.leases AS l
-     WHERE l.scope OPERATOR(pg_catalog.=) renew_lease.scope
-       AND l.holder OPERATOR(pg_catalog.=) renew_lease.holder
-       AND l.term OPERATOR(pg_catalog.=) renew_lease.term
-       AND l.released_at IS NULL
-       AND l.expires_at > clock_timestamp()
-       FOR UPDATE;
+    -- revived (lock_held_lease: expiry is judged after any wait for the row)
+    PERFORM fencing.lock_held_lease(scope, holder, term);
     UPDATE fencing.leases AS l
        SET renewed_at = clock_timestamp(), expires_at = clock_timestamp() + ttl
      WHERE l.scope OPERATOR(pg_catalog.=) renew_lease.scope
        AND l.holder OPERATOR(pg_catalog.=) renew_lease.holder
        AND l.term OPERATOR(pg_catalog.=) renew_lease.term
-       AND l.released_at IS NULL
-       AND l.expires_at > clock_timestamp()
+       AND fencing.lease_is_live(l)
     RETURNING l.expires_at INTO expires_at;
     renewed := FOUND;
     IF NOT renewed THEN
@@ -167,8 +189,7 @@ BEGIN
         SELECT l.holder, l.term INTO lease_holder, lease_term
           FROM fencing.leases AS l
          WHERE l.scope OPERATOR(pg_catalog.=) renew_lease.scope
-           AND l.released_at IS NULL
-           AND l.expires_at > clock_timestamp();
+           AND fencing.lease_is_live(l);
     ELSE
         lease_holder := renew_lease.holder;
         lease_term := renew_lease.term;
@@ -189,21 +210,13 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
             MESSAGE = 'lease term must not be null';
     END IF;
-    -- lock first, so that expiry is judged after any wait for the row
-    PERFORM 1 FROM fencing.leases AS l
-     WHERE l.scope OPERATOR(pg_catalog.=) release_lease.scope
-       AND l.holder OPERATOR(pg_catalog.=) release_lease.holder
-       AND l.term OPERATOR(pg_catalog.=) release_lease.term
-       AND l.released_at IS NULL
-       AND l.expires_at > clock_timestamp()
-       FOR UPDATE;
+    PERFORM fencing.lock_held_lease(scope, holder, term);
     UPDATE fencing.leases AS l
        SET released_at = clock_timestamp(), expires_at = clock_timestamp()
      WHERE l.scope OPERATOR(pg_catalog.=) release_lease.scope
        AND l.holder OPERATOR(pg_catalog.=) release_lease.holder
        AND l.term OPERATOR(pg_catalog.=) release_lease.term
-       AND l.released_at IS NULL
-       AND l.expires_at > clock_timestamp();
+       AND fencing.lease_is_live(l);
     RETURN FOUND;
 END
 $fn$;
@@ -218,8 +231,7 @@ SELECT l.scope,
        NULLIF(l.renewed_at, '-infinity') AS renewed_at,
        NULLIF(l.expires_at, '-infinity') AS expires_at,
        l.released_at,
-       (l.expires_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()
-        AND l.released_at IS NULL) AS live,
+       fencing.lease_is_live(l) AS live,
        GREATEST(l.grants OPERATOR(pg_catalog.-) 1, 0) AS takeovers,
        s.mark
 FROM fencing.leases l
