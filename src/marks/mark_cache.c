@@ -1,182 +1,123 @@
 /*-------------------------------------------------------------------------
  *
  * mark_cache.c
- *	  Shared-memory cache of scope marks, used when fencing is listed in
- *	  shared_preload_libraries; without it every first write of a scope in a
- *	  transaction reads fencing.scopes, which is correct but slower.
+ *	  Backend-local cache of committed scope marks.
  *
- * The cache leans on the scope lock of scope_mark.c: an entry is read or
- * filled only by a backend holding the scope's lock (share or exclusive), and
- * a backend about to change a mark holds it exclusively and removes the entry
- * first.  So while anyone can read an entry, no mark change of that scope is
- * in flight, and the entry equals the committed mark: a raise that commits
- * or aborts leaves no entry, and the next reader fills it from the table.
- * Entries are keyed by database and by the OID of fencing.scopes, so a
- * dropped and re-created extension, or a restored copy, never sees old ones.
- * A statement trigger on fencing.scopes drops the database's entries if the
- * table is written by anything else (see the SQL script).
+ * Reading fencing.scopes on the first write of a scope in every transaction
+ * costs more than the rest of the fence.  Marks rarely change (once per term),
+ * so each backend keeps the marks it has read, and Postgres's own shared
+ * invalidation messages tell it when to forget them:
+ *
+ *   - every transaction that writes fencing.scopes (the extension's own
+ *     raises, a reset, or anything else: a statement trigger on the table
+ *     catches all of them) registers a relcache invalidation of the table,
+ *     which Postgres broadcasts when it commits, before it releases locks;
+ *   - a backend reads the cache only while holding the scope lock, and after
+ *     taking it processes pending invalidations (mark_cache_sync), so a change
+ *     committed by the previous holder of the lock is always seen;
+ *   - a transaction that changed a mark caches nothing until it ends (it
+ *     would see its own uncommitted mark), and an aborted one sent nothing.
+ *
+ * A relcache reset (queue overflow) drops everything, which is always safe.
  *
  *-------------------------------------------------------------------------
  */
 #include "marks/mark_cache.h"
 
-#include "miscadmin.h"
-#include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
-#include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
 
 #include "state/extension_state.h"
 
-typedef struct MarkCacheKey
+typedef struct CachedMark
 {
-	Oid			dboid;
-	Oid			scopes_relid;
-	char		scope[FENCING_SCOPE_MAX_LEN + 1];
-} MarkCacheKey;
-
-typedef struct MarkCacheEntry
-{
-	MarkCacheKey key;
+	char		scope[FENCING_SCOPE_MAX_LEN + 1];	/* hash key */
 	int64		mark;
-} MarkCacheEntry;
+} CachedMark;
 
-/* fencing.mark_cache_size: entries; 0 turns the cache off */
-static int	mark_cache_size = 10000;
+static HTAB *marks = NULL;
 
-static LWLock *cache_lock = NULL;
-static HTAB *cache = NULL;
-
-#if PG_VERSION_NUM >= 150000
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+/* A cache this large is dropped rather than grown. */
+#define MARK_CACHE_MAX	10000
 
 static void
-mark_cache_shmem_request(void)
+drop_marks(void)
 {
-#if PG_VERSION_NUM >= 150000
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-#endif
-	RequestAddinShmemSpace(hash_estimate_size(mark_cache_size, sizeof(MarkCacheEntry)));
-	RequestNamedLWLockTranche("fencing_mark_cache", 1);
+	if (marks != NULL)
+	{
+		hash_destroy(marks);
+		marks = NULL;
+	}
 }
 
 static void
-mark_cache_shmem_startup(void)
+mark_cache_relcache_callback(Datum arg, Oid relid)
 {
-	HASHCTL		ctl;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	cache_lock = &(GetNamedLWLockTranche("fencing_mark_cache"))->lock;
-	ctl.keysize = sizeof(MarkCacheKey);
-	ctl.entrysize = sizeof(MarkCacheEntry);
-	cache = ShmemInitHash("fencing mark cache", mark_cache_size, mark_cache_size,
-						  &ctl, HASH_ELEM | HASH_BLOBS);
-	LWLockRelease(AddinShmemInitLock);
+	if (marks == NULL)
+		return;
+	/* also when the table is not known (yet, or any more): always safe */
+	if (relid == InvalidOid || relid == fencing_scopes_relid_if_known() ||
+		!OidIsValid(fencing_scopes_relid_if_known()))
+		drop_marks();
 }
 
 void
 mark_cache_init(void)
 {
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-
-	DefineCustomIntVariable("fencing.mark_cache_size",
-							"Number of scope marks kept in shared memory.",
-							"Only with fencing in shared_preload_libraries. 0 turns the cache off.",
-							&mark_cache_size,
-							10000, 0, 10000000,
-							PGC_POSTMASTER, 0,
-							NULL, NULL, NULL);
-	if (mark_cache_size == 0)
-		return;
-
-#if PG_VERSION_NUM >= 150000
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = mark_cache_shmem_request;
-#else
-	mark_cache_shmem_request();
-#endif
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = mark_cache_shmem_startup;
+	CacheRegisterRelcacheCallback(mark_cache_relcache_callback, (Datum) 0);
 }
 
-static void
-make_key(MarkCacheKey *key, const char *scope)
+void
+mark_cache_sync(void)
 {
-	memset(key, 0, sizeof(*key));
-	key->dboid = MyDatabaseId;
-	key->scopes_relid = fencing_scopes_relid();
-	strlcpy(key->scope, scope, sizeof(key->scope));
+	AcceptInvalidationMessages();
 }
 
 bool
 mark_cache_get(const char *scope, int64 *mark)
 {
-	MarkCacheKey key;
-	MarkCacheEntry *entry;
+	CachedMark *entry;
 
-	if (cache == NULL)
+	if (marks == NULL)
 		return false;
-	make_key(&key, scope);
-	LWLockAcquire(cache_lock, LW_SHARED);
-	entry = hash_search(cache, &key, HASH_FIND, NULL);
-	if (entry != NULL)
-		*mark = entry->mark;
-	LWLockRelease(cache_lock);
-	return entry != NULL;
+	entry = hash_search(marks, scope, HASH_FIND, NULL);
+	if (entry == NULL)
+		return false;
+	*mark = entry->mark;
+	return true;
 }
 
 void
 mark_cache_put(const char *scope, int64 mark)
 {
-	MarkCacheKey key;
-	MarkCacheEntry *entry;
+	CachedMark *entry;
 
-	if (cache == NULL)
-		return;
-	make_key(&key, scope);
-	LWLockAcquire(cache_lock, LW_EXCLUSIVE);
-	/* a full cache is not an error: the next reader reads the table */
-	entry = hash_search(cache, &key, HASH_ENTER_NULL, NULL);
-	if (entry != NULL)
-		entry->mark = mark;
-	LWLockRelease(cache_lock);
+	if (marks != NULL && hash_get_num_entries(marks) >= MARK_CACHE_MAX)
+		drop_marks();
+	if (marks == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = FENCING_SCOPE_MAX_LEN + 1;
+		ctl.entrysize = sizeof(CachedMark);
+		ctl.hcxt = CacheMemoryContext;
+		marks = hash_create("fencing cached marks", 64, &ctl,
+							HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	entry = hash_search(marks, scope, HASH_ENTER, NULL);
+	entry->mark = mark;
 }
 
 void
 mark_cache_forget(const char *scope)
 {
-	MarkCacheKey key;
-
-	if (cache == NULL)
-		return;
-	make_key(&key, scope);
-	LWLockAcquire(cache_lock, LW_EXCLUSIVE);
-	(void) hash_search(cache, &key, HASH_REMOVE, NULL);
-	LWLockRelease(cache_lock);
+	if (marks != NULL)
+		(void) hash_search(marks, scope, HASH_REMOVE, NULL);
 }
 
 void
-mark_cache_forget_database(void)
+mark_cache_invalidate_all(void)
 {
-	HASH_SEQ_STATUS status;
-	MarkCacheEntry *entry;
-
-	if (cache == NULL)
-		return;
-	LWLockAcquire(cache_lock, LW_EXCLUSIVE);
-	hash_seq_init(&status, cache);
-	while ((entry = hash_seq_search(&status)) != NULL)
-	{
-		if (entry->key.dboid == MyDatabaseId)
-			(void) hash_search(cache, &entry->key, HASH_REMOVE, NULL);
-	}
-	LWLockRelease(cache_lock);
+	CacheInvalidateRelcacheByRelid(fencing_scopes_relid());
 }

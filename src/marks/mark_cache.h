@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * mark_cache.h
- *	  Shared-memory cache of scope marks, when the library is preloaded.
+ *	  Backend-local cache of committed scope marks, kept exact by Postgres's
+ *	  shared invalidation messages.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,12 +13,13 @@
 
 extern void mark_cache_init(void);
 
-/* All three require the caller to hold the scope lock (see scope_mark.c). */
+/* Caller holds the scope lock; get/put also need mark_cache_sync() first. */
+extern void mark_cache_sync(void);
 extern bool mark_cache_get(const char *scope, int64 *mark);
 extern void mark_cache_put(const char *scope, int64 mark);
 extern void mark_cache_forget(const char *scope);
 
-/* Drop every entry of this database (fencing.scopes changed behind us). */
-extern void mark_cache_forget_database(void);
+/* fencing.scopes is being written: every backend drops its cache at commit. */
+extern void mark_cache_invalidate_all(void);
 
 #endif							/* MARK_CACHE_H */

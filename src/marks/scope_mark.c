@@ -72,13 +72,10 @@ static SPIPlanPtr raise_plan = NULL;
 
 /*
  * Set once this transaction changes a mark: from then on it reads marks it
- * may itself have changed (uncommitted), so it puts nothing in the shared
- * cache until it ends.
+ * may itself have changed (uncommitted), so it neither uses nor fills the
+ * mark cache until it ends.
  */
 static bool changed_marks = false;
-
-/* fencing.scopes was written in this transaction: clear the cache at its end */
-static bool forget_cache_at_end = false;
 
 static void
 forget_held_scopes(void)
@@ -103,9 +100,6 @@ scope_mark_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			forget_held_scopes();
 			changed_marks = false;
-			if (forget_cache_at_end)
-				mark_cache_forget_database();
-			forget_cache_at_end = false;
 			break;
 		default:
 			break;
@@ -201,15 +195,16 @@ read_mark_table(const char *scope)
 }
 
 /*
- * The mark, for a backend that holds the scope lock in share mode: from the
- * shared cache when preloaded, else from the table (and then cached).
+ * The mark, for a backend that holds the scope lock in share mode: from this
+ * backend's cache, else from the table (and then cached).
  */
 static int64
 read_mark_shared(const char *scope)
 {
 	int64		mark;
 
-	if (mark_cache_get(scope, &mark))
+	mark_cache_sync();
+	if (!changed_marks && mark_cache_get(scope, &mark))
 		return mark;
 	mark = read_mark_table(scope);
 	if (!changed_marks)
@@ -219,13 +214,15 @@ read_mark_shared(const char *scope)
 
 /*
  * The mark, for a backend that holds the scope lock exclusively and is about
- * to change it: from the table, and out of the cache until it is settled.
+ * to change it: from the table, never from or into the cache.
  */
 static int64
 read_mark_for_change(const char *scope)
 {
 	changed_marks = true;
 	mark_cache_forget(scope);
+	/* at commit every backend forgets its cached marks (see mark_cache.c) */
+	mark_cache_invalidate_all();
 	return read_mark_table(scope);
 }
 
@@ -405,11 +402,10 @@ reset_mark(PG_FUNCTION_ARGS)
 }
 
 /*
- * fencing.forget_cached_marks(): statement trigger on fencing.scopes.  The
- * extension changes marks only under the exclusive scope lock, after taking
- * them out of the shared cache; a write by anything else (a superuser's
- * UPDATE, a restore) must not leave the cache behind: drop this database's
- * entries now and again when the writing transaction ends.
+ * fencing.forget_cached_marks(): statement trigger on fencing.scopes.  Any
+ * write of the table, the extension's own or anyone else's (a superuser's
+ * UPDATE, a restore), makes every backend drop its cached marks when the
+ * writing transaction commits; this one caches nothing until then.
  */
 PG_FUNCTION_INFO_V1(forget_cached_marks);
 
@@ -421,7 +417,6 @@ forget_cached_marks(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("forget_cached_marks: not called by trigger manager")));
 	changed_marks = true;
-	forget_cache_at_end = true;
-	mark_cache_forget_database();
+	mark_cache_invalidate_all();
 	return PointerGetDatum(NULL);
 }

@@ -282,14 +282,13 @@ CREATE EVENT TRIGGER fencing_new_partitions ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE')
     EXECUTE FUNCTION fencing.fence_new_partitions();
 
--- With fencing in shared_preload_libraries, marks are cached in shared memory.
--- The extension keeps that cache exact itself; this trigger covers writes to
--- fencing.scopes made by anything else.
+-- Backends cache the marks they read; a write to fencing.scopes by anything
+-- but the extension must make them forget (see src/marks/mark_cache.c).
 CREATE FUNCTION fencing.forget_cached_marks()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'forget_cached_marks'
 LANGUAGE C;
 COMMENT ON FUNCTION fencing.forget_cached_marks() IS
-'Trigger function: drops the shared-memory cache of marks when fencing.scopes is written.';
+'Trigger function: makes every backend forget its cached marks when a write to fencing.scopes commits.';
 CREATE TRIGGER forget_cached_marks AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
     ON fencing.scopes FOR EACH STATEMENT EXECUTE FUNCTION fencing.forget_cached_marks();

@@ -74,6 +74,13 @@ fencing_scopes_relid(void)
 	return scopes_relid;
 }
 
+/* Without a lookup: for invalidation callbacks, which must not do catalog access. */
+Oid
+fencing_scopes_relid_if_known(void)
+{
+	return scopes_relid;
+}
+
 Oid
 fencing_scopes_pkey_relid(void)
 {

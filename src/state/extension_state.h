@@ -18,6 +18,7 @@
 
 /* OIDs of the extension's objects, looked up once per backend. */
 extern Oid	fencing_scopes_relid(void);
+extern Oid	fencing_scopes_relid_if_known(void);
 extern Oid	fencing_scopes_pkey_relid(void);
 extern Oid	fencing_epoch_seq_relid(void);
 
