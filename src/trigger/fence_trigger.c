@@ -31,6 +31,7 @@
 #include "nodes/bitmapset.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -181,6 +182,26 @@ row_scope(Relation rel, HeapTuple tuple, const FenceConfig *cfg)
 	return scope;
 }
 
+/* Whether an UPDATE leaves the row in its scope, without naming it twice. */
+static bool
+scope_unchanged(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
+				HeapTuple newtuple)
+{
+	Form_pg_attribute att;
+	bool		oldnull;
+	bool		newnull;
+	Datum		oldval;
+	Datum		newval;
+
+	if (cfg->scope_kind != FENCE_SCOPE_COLUMN)
+		return true;
+	att = TupleDescAttr(RelationGetDescr(rel), cfg->scope_attnum - 1);
+	oldval = heap_getattr(oldtuple, cfg->scope_attnum, RelationGetDescr(rel), &oldnull);
+	newval = heap_getattr(newtuple, cfg->scope_attnum, RelationGetDescr(rel), &newnull);
+	return !oldnull && !newnull &&
+		datumIsEqual(oldval, newval, att->attbyval, att->attlen);
+}
+
 /* Incoming token of a row from the token column or the declared token. */
 static int64
 incoming_token(Relation rel, const FenceConfig *cfg, HeapTuple newtuple,
@@ -281,7 +302,8 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg)
 	HeapTuple	oldtuple = trigdata->tg_trigtuple;
 	HeapTuple	newtuple = trigdata->tg_newtuple;
 	const char *new_scope = row_scope(rel, newtuple, cfg);
-	const char *old_scope = row_scope(rel, oldtuple, cfg);
+	const char *old_scope = scope_unchanged(rel, cfg, oldtuple, newtuple) ?
+		new_scope : row_scope(rel, oldtuple, cfg);
 	bool		assigned;
 	bool		from_column;
 	int64		token;
