@@ -10,10 +10,10 @@
  *      (for UPDATE, per tg_updatedcols: an UPDATE that leaves the column alone
  *      does not inherit the row's token), else the token the transaction
  *      declared with fencing.use_token(); no token at all is an error;
- *   2. UPDATE and DELETE compare it with the row's stored token (the per-row
- *      mark; OLD is the latest, locked version of the row);
- *   3. with a scope, it is admitted against the scope's mark, which it raises
+ *   2. with a scope, it is admitted against the scope's mark, which it raises
  *      when higher (see marks/scope_mark.c);
+ *   3. UPDATE and DELETE compare it with the row's stored token (the per-row
+ *      mark; OLD is the latest, locked version of the row);
  *   4. an accepted INSERT or UPDATE stores the token in the row.
  *
  * A stale write fails (policy "error") or is left out (policy "skip").
