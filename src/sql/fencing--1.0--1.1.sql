@@ -147,16 +147,19 @@ COMMENT ON FUNCTION fencing.acquire_lease(text, text, interval) IS
 -- SELECT ... FOR UPDATE does not re-check its condition then.
 CREATE FUNCTION fencing.lock_held_lease(scope text, holder text, term bigint)
 RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql VOLATILE
 AS $fn$
-    SELECT EXISTS (
-        SELECT 1 FROM fencing.leases AS l
-         WHERE l.scope OPERATOR(pg_catalog.=) lock_held_lease.scope
-           AND l.holder OPERATOR(pg_catalog.=) lock_held_lease.holder
-           AND l.term OPERATOR(pg_catalog.=) lock_held_lease.term
-           AND fencing.lease_is_live(l)
-           FOR UPDATE)
+BEGIN
+    -- plpgsql, not sql: its plan is kept for the session (a non-inlined SQL
+    -- function is planned at every call); every name is qualified
+    PERFORM 1 FROM fencing.leases AS l
+     WHERE l.scope OPERATOR(pg_catalog.=) lock_held_lease.scope
+       AND l.holder OPERATOR(pg_catalog.=) lock_held_lease.holder
+       AND l.term OPERATOR(pg_catalog.=) lock_held_lease.term
+       AND fencing.lease_is_live(l)
+       FOR UPDATE;
+    RETURN FOUND;
+END
 $fn$;
 REVOKE ALL ON FUNCTION fencing.lock_held_lease(text, text, bigint) FROM PUBLIC;
 
