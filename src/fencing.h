@@ -16,12 +16,14 @@
 
 #include "fmgr.h"
 #include "utils/elog.h"
+#include "utils/hsearch.h"
 
 /* Schema that holds every object of the extension. */
 #define FENCING_SCHEMA			"fencing"
 
-/* A scope name is 1..FENCING_SCOPE_MAX_LEN bytes. */
+/* A scope name is 1..FENCING_SCOPE_MAX_LEN bytes, a holder likewise. */
 #define FENCING_SCOPE_MAX_LEN	200
+#define FENCING_HOLDER_MAX_LEN	200
 
 /*
  * SQLSTATEs of our own, in class "ZF" (implementation-defined range, unused
@@ -35,6 +37,10 @@ extern bool fencing_bypass;
 
 /* Validation of user-supplied values, shared by every module. */
 extern void fencing_check_scope_name(const char *scope);
+extern void fencing_check_holder(const char *holder);
 extern void fencing_check_token(int64 token);
+
+extern HTAB *fencing_scope_hash_create(const char *name, Size entrysize,
+									   MemoryContext cxt);
 
 #endif							/* FENCING_H */

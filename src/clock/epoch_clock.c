@@ -34,8 +34,6 @@
 
 #define FENCING_LOCKTAG_CLOCK	0xFE02
 
-#define FENCING_HOLDER_MAX_LEN	200
-
 /*
  * Next value of the clock that is above "floor".  nextval() runs under the
  * clock lock in share mode; moving the sequence forward with setval() needs
@@ -132,17 +130,7 @@ fence_next_epoch(PG_FUNCTION_ARGS)
 	if (PG_NARGS() > 1 && !PG_ARGISNULL(1))
 	{
 		holder = text_to_cstring(PG_GETARG_TEXT_PP(1));
-		if (holder[0] == '\0')
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("holder must not be empty"),
-					 errhint("Pass NULL to record the current role as the holder.")));
-		if (strlen(holder) > FENCING_HOLDER_MAX_LEN)
-			ereport(ERROR,
-					(errcode(ERRCODE_NAME_TOO_LONG),
-					 errmsg("holder is too long"),
-					 errdetail("The holder is %zu bytes long; the limit is %d bytes.",
-							   strlen(holder), FENCING_HOLDER_MAX_LEN)));
+		fencing_check_holder(holder);
 	}
 	else
 		holder = GetUserNameFromId(GetOuterUserId(), false);

@@ -96,15 +96,8 @@ mark_cache_put(const char *scope, int64 mark)
 	if (marks != NULL && hash_get_num_entries(marks) >= MARK_CACHE_MAX)
 		drop_marks();
 	if (marks == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = FENCING_SCOPE_MAX_LEN + 1;
-		ctl.entrysize = sizeof(CachedMark);
-		ctl.hcxt = CacheMemoryContext;
-		marks = hash_create("fencing cached marks", 64, &ctl,
-							HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	}
+		marks = fencing_scope_hash_create("fencing cached marks", sizeof(CachedMark),
+											   CacheMemoryContext);
 	entry = hash_search(marks, scope, HASH_ENTER, NULL);
 	entry->mark = mark;
 }

@@ -134,15 +134,8 @@ held_scope_entry(const char *scope)
 	bool		found;
 
 	if (held_scopes == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = FENCING_SCOPE_MAX_LEN + 1;
-		ctl.entrysize = sizeof(ScopeLockEntry);
-		ctl.hcxt = TopMemoryContext;
-		held_scopes = hash_create("fencing held scopes", 64, &ctl,
-								  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	}
+		held_scopes = fencing_scope_hash_create("fencing held scopes", sizeof(ScopeLockEntry),
+											   TopMemoryContext);
 	entry = hash_search(held_scopes, scope, HASH_ENTER, &found);
 	if (!found || entry->generation != held_generation)
 	{

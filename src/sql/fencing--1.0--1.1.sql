@@ -33,6 +33,13 @@ $fn$;
 COMMENT ON FUNCTION fencing.lease_is_live(fencing.leases) IS
 'Whether a lease is live now: not released, and not expired by the server''s clock.';
 
+CREATE FUNCTION fencing.check_names(scope text, holder text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'check_names'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION fencing.check_names(text, text) IS
+'Raises the error fence_next_epoch() would for a bad scope name or holder.';
+
 -- Input checks shared by the lease functions.
 CREATE FUNCTION fencing.check_lease_args(scope text, holder text, ttl interval)
 RETURNS void
@@ -40,34 +47,8 @@ LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    IF scope IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
-            MESSAGE = 'fencing scope name must not be null';
-    END IF;
-    IF scope = '' THEN
-        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = 'fencing scope name must not be empty';
-    END IF;
-    IF octet_length(scope) > 200 THEN
-        RAISE EXCEPTION USING ERRCODE = 'name_too_long',
-            MESSAGE = 'fencing scope name is too long',
-            DETAIL = format('The name is %s bytes long; the limit is 200 bytes.', octet_length(scope));
-    END IF;
-    IF holder IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
-            MESSAGE = 'lease holder must not be null',
-            HINT = 'Name the process asking for the lease, uniquely (host, pid, start time).';
-    END IF;
-    IF holder = '' THEN
-        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = 'lease holder must not be empty',
-            HINT = 'Name the process asking for the lease, uniquely (host, pid, start time).';
-    END IF;
-    IF octet_length(holder) > 200 THEN
-        RAISE EXCEPTION USING ERRCODE = 'name_too_long',
-            MESSAGE = 'lease holder is too long',
-            DETAIL = format('The holder is %s bytes long; the limit is 200 bytes.', octet_length(holder));
-    END IF;
+    -- the same checks as fence_next_epoch()'s, in C
+    PERFORM fencing.check_names(scope, holder);
     IF ttl IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
             MESSAGE = 'lease ttl must not be null';

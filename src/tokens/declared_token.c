@@ -156,15 +156,8 @@ declare(const char *scope, int64 token)
 
 	fencing_check_scope_name(scope);
 	if (scope_tokens == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = FENCING_SCOPE_MAX_LEN + 1;
-		ctl.entrysize = sizeof(DeclaredToken);
-		ctl.hcxt = TopTransactionContext;
-		scope_tokens = hash_create("fencing declared tokens", 16, &ctl,
-								   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	}
+		scope_tokens = fencing_scope_hash_create("fencing declared tokens", sizeof(DeclaredToken),
+											   TopTransactionContext);
 	entry = hash_search(scope_tokens, scope, HASH_ENTER, &found);
 	if (!found)
 		entry->stack = NIL;
