@@ -84,6 +84,8 @@ fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 						RelationGetRelationName(rel), nargs),
 				 errhint("Install the trigger with fencing.protect().")));
 
+	/* every byte defined: the result is copied whole into the cache */
+	memset(cfg, 0, sizeof(*cfg));
 	cfg->relid = RelationGetRelid(rel);
 
 	/* token column: an integer column the trigger may write */
