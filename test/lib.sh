@@ -17,14 +17,19 @@ fencing_prereqs() {
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=()
     if [ "$(id -u)" -ne 0 ]; then
-        say "missing Debian packages: ${missing[*]} (run as root, or install them first)"
-        return 1
+        if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+            sudo=(sudo -n)
+        else
+            say "missing Debian packages: ${missing[*]} (run as root, or install them first)"
+            return 1
+        fi
     fi
     say "installing: ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2 || true
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || true
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
 fencing_pg_config() {
