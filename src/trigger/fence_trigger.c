@@ -321,7 +321,7 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg)
 		return NULL;
 
 	last_update.relid = RelationGetRelid(rel);
-	last_update.lxid = MyProc->lxid;
+	last_update.lxid = FENCING_MY_LXID;
 	last_update.cid = GetCurrentCommandId(false);
 	last_update.token = token;
 
@@ -335,7 +335,7 @@ fence_delete(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple)
 	int64		token;
 
 	if (last_update.relid == RelationGetRelid(rel) &&
-		last_update.lxid == MyProc->lxid &&
+		last_update.lxid == FENCING_MY_LXID &&
 		last_update.cid == GetCurrentCommandId(false))
 		token = last_update.token;	/* the DELETE half of a partition move */
 	else
