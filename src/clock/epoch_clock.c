@@ -87,7 +87,6 @@ record_term(const char *scope, int64 epoch, const char *holder)
 		"  terms_issued = s.terms_issued OPERATOR(pg_catalog.+) 1";
 	Oid			argtypes[4] = {TEXTOID, INT8OID, TEXTOID, NAMEOID};
 	Datum		values[4];
-	FencingUserContext uctx;
 	NameData	issued_by;
 
 	/* the caller, also when called from a SECURITY DEFINER function of ours */
@@ -97,16 +96,7 @@ record_term(const char *scope, int64 epoch, const char *holder)
 	values[2] = CStringGetTextDatum(holder);
 	values[3] = NameGetDatum(&issued_by);
 
-	fencing_become_owner(&uctx);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_snapshot(fencing_saved_plan(&plan, sql, 4, argtypes),
-							 values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, false, true, 0) != SPI_OK_INSERT)
-		elog(ERROR, "recording term " INT64_FORMAT " of scope \"%s\" failed",
-			 epoch, scope);
-	SPI_finish();
-	fencing_restore_user(&uctx);
+	fencing_insert_as_owner(&plan, sql, 4, argtypes, values);
 }
 
 /* fence_next_epoch(scope text, holder text DEFAULT NULL) returns bigint */

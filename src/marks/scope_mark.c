@@ -230,24 +230,10 @@ raise_mark(const char *scope, int64 token)
 		"WHERE s.mark OPERATOR(pg_catalog.<) excluded.mark";
 	Oid			argtypes[2] = {TEXTOID, INT8OID};
 	Datum		values[2];
-	FencingUserContext uctx;
-	int			rc;
 
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = Int64GetDatum(token);
-
-	fencing_become_owner(&uctx);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	/* a fresh snapshot: under REPEATABLE READ the old one would raise 40001 */
-	rc = SPI_execute_snapshot(fencing_saved_plan(&raise_plan, sql, 2, argtypes),
-							  values, NULL, GetLatestSnapshot(),
-							  InvalidSnapshot, false, true, 0);
-	if (rc != SPI_OK_INSERT)
-		elog(ERROR, "raising the mark of scope \"%s\" failed: %s",
-			 scope, SPI_result_code_string(rc));
-	SPI_finish();
-	fencing_restore_user(&uctx);
+	fencing_insert_as_owner(&raise_plan, sql, 2, argtypes, values);
 
 	fencing_require_durable_commit();
 }
@@ -270,8 +256,14 @@ scope_mark_admit(const char *scope, int64 token, int64 *mark)
 	ScopeLockEntry *entry = held_scope_entry(scope);
 	LOCKTAG		tag;
 
-	scope_locktag(&tag, scope);
+	/* the common case, every row after the first of the transaction */
+	if (entry->mode != NoLock && token <= entry->mark)
+	{
+		*mark = entry->mark;
+		return token == entry->mark;
+	}
 
+	scope_locktag(&tag, scope);
 	if (entry->mode == NoLock)
 	{
 		LockAcquireResult res = LockAcquire(&tag, ShareLock, false, false);
@@ -350,7 +342,6 @@ reset_mark(PG_FUNCTION_ARGS)
 	char	   *scope;
 	int64		new_mark;
 	int64		old_mark;
-	FencingUserContext uctx;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -369,15 +360,7 @@ reset_mark(PG_FUNCTION_ARGS)
 
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = Int64GetDatum(new_mark);
-	fencing_become_owner(&uctx);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_snapshot(fencing_saved_plan(&plan, sql, 2, argtypes),
-							 values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, false, true, 0) != SPI_OK_INSERT)
-		elog(ERROR, "resetting the mark of scope \"%s\" failed", scope);
-	SPI_finish();
-	fencing_restore_user(&uctx);
+	fencing_insert_as_owner(&plan, sql, 2, argtypes, values);
 
 	scope_mark_remember(scope, new_mark);
 	fencing_require_durable_commit();

@@ -189,7 +189,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    PERFORM fencing.check_lease_args(scope, holder, interval '1 second');
+    PERFORM fencing.check_names(scope, holder);
     IF term IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
             MESSAGE = 'lease term must not be null';

@@ -17,6 +17,7 @@
 #include "miscadmin.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 static Oid	scopes_relid = InvalidOid;
@@ -142,4 +143,29 @@ fencing_saved_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 		*slot = plan;
 	}
 	return *slot;
+}
+
+/*
+ * Run one of our fixed INSERT statements as the owner of the extension's
+ * tables, with a fresh snapshot (under REPEATABLE READ the transaction's own
+ * would raise 40001 on a row another transaction changed since), firing
+ * triggers (the mark-cache invalidation trigger on fencing.scopes).
+ */
+void
+fencing_insert_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
+						Oid *argtypes, Datum *values)
+{
+	FencingUserContext uctx;
+	int			rc;
+
+	fencing_become_owner(&uctx);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	rc = SPI_execute_snapshot(fencing_saved_plan(slot, sql, nargs, argtypes),
+							  values, NULL, GetLatestSnapshot(),
+							  InvalidSnapshot, false, true, 0);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(rc));
+	SPI_finish();
+	fencing_restore_user(&uctx);
 }
