@@ -32,8 +32,15 @@ fencing_prereqs() {
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
+# FENCING_PG_CONFIG chooses another (e.g. relocated) installation of the server.
 fencing_pg_config() {
-    echo "/usr/lib/postgresql/$FENCING_PG_MAJOR/bin/pg_config"
+    echo "${FENCING_PG_CONFIG:-/usr/lib/postgresql/$FENCING_PG_MAJOR/bin/pg_config}"
+}
+
+# Ports of the throwaway clusters: FENCING_PORT_BASE + n (several checkouts
+# can then run their suites side by side).
+fencing_port() {
+    echo $(( ${FENCING_PORT_BASE:-54610} + $1 ))
 }
 
 fencing_bindir() {
