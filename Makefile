@@ -11,6 +11,7 @@ OBJS = src/fencing.o \
        src/tokens/declared_token.o \
        src/trigger/fence_config.o \
        src/trigger/fence_trigger.o \
+       src/trigger/running_statement.o \
        src/trigger/protect.o
 DATA = $(wildcard src/sql/fencing--*.sql)
 PGFILEDESC = "fencing - fencing tokens enforced by the database"

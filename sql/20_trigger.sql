@@ -51,9 +51,13 @@ UPDATE jobs SET payload = 'b', tok = :b WHERE id = 1;
 UPDATE jobs SET payload = 'b again', tok = :b WHERE id = 1;
 SELECT id, payload, tok = :b AS tok_is_b FROM jobs ORDER BY id;
 
--- a token the statement assigns wins over the declared one
+-- a declared token wins: a column value that disagrees with it is rejected
 BEGIN;
 SELECT fencing.use_token('jobs', :a);
+UPDATE jobs SET payload = 'b via column', tok = :b WHERE id = 2;
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
 UPDATE jobs SET payload = 'b via column', tok = :b WHERE id = 2;
 COMMIT;
 SELECT payload, tok = :b AS tok_is_b FROM jobs WHERE id = 2;

@@ -25,7 +25,8 @@ INSERT INTO kv VALUES ('a', 'zombie upsert', :old)
 \echo :LAST_ERROR_SQLSTATE
 INSERT INTO kv VALUES ('a', 'upsert', :new)
   ON CONFLICT (k) DO UPDATE SET v = excluded.v, tok = excluded.tok;
--- an upsert that does not set tok takes the declared token, never the row's
+-- an upsert takes the declared token, never the row's (nor a column that
+-- disagrees with the declaration)
 BEGIN;
 SELECT fencing.use_token('kv', :old);
 INSERT INTO kv VALUES ('b', 'zombie upsert', :new)

@@ -14,6 +14,7 @@
 #include "marks/scope_mark.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
+#include "trigger/running_statement.h"
 
 PG_MODULE_MAGIC;
 
@@ -44,6 +45,7 @@ _PG_init(void)
 	scope_mark_init();
 	declared_token_init();
 	fence_config_init();
+	running_statement_init();
 }
 
 /*

@@ -48,13 +48,15 @@
 /* field4 of our lock tags: outside the values pg_advisory_lock() uses (1, 2). */
 #define FENCING_LOCKTAG_SCOPE	0xFE01
 
-typedef struct ScopeLockEntry
+struct ScopeHold
 {
 	char		scope[FENCING_SCOPE_MAX_LEN + 1];	/* hash key */
 	uint64		generation;		/* entry is valid while this is current */
 	LOCKMODE	mode;			/* NoLock, ShareLock or ExclusiveLock */
 	int64		mark;			/* valid while mode != NoLock */
-} ScopeLockEntry;
+	bool		fresh;			/* this entry acquired the lock it holds */
+	bool		confirmed;		/* a write was admitted under the lock */
+};
 
 /*
  * Scopes this transaction holds a lock on.  The table lives as long as the
@@ -69,6 +71,12 @@ static uint64 held_generation = 1;
 #define HELD_SCOPES_RECYCLE	10000
 
 static SPIPlanPtr raise_plan = NULL;
+
+/*
+ * Set when a raise was deferred to the AFTER INSERT trigger (an INSERT ...
+ * ON CONFLICT may not write the row it was admitted for).
+ */
+static bool raise_deferred = false;
 
 /*
  * Set once this transaction changes a mark: from then on it reads marks it
@@ -100,6 +108,7 @@ scope_mark_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			forget_held_scopes();
 			changed_marks = false;
+			raise_deferred = false;
 			break;
 		default:
 			break;
@@ -127,14 +136,14 @@ scope_mark_init(void)
 	mark_cache_init();
 }
 
-static ScopeLockEntry *
+static ScopeHold *
 held_scope_entry(const char *scope)
 {
-	ScopeLockEntry *entry;
+	ScopeHold *entry;
 	bool		found;
 
 	if (held_scopes == NULL)
-		held_scopes = fencing_scope_hash_create("fencing held scopes", sizeof(ScopeLockEntry),
+		held_scopes = fencing_scope_hash_create("fencing held scopes", sizeof(ScopeHold),
 											   TopMemoryContext);
 	entry = hash_search(held_scopes, scope, HASH_ENTER, &found);
 	if (!found || entry->generation != held_generation)
@@ -142,6 +151,8 @@ held_scope_entry(const char *scope)
 		entry->generation = held_generation;
 		entry->mode = NoLock;
 		entry->mark = SCOPE_MARK_NONE;
+		entry->fresh = false;
+		entry->confirmed = false;
 	}
 	return entry;
 }
@@ -250,17 +261,30 @@ fencing_require_durable_commit(void)
 								 GUC_ACTION_LOCAL, true, 0, false);
 }
 
-bool
-scope_mark_admit(const char *scope, int64 token, int64 *mark)
+/*
+ * A stale write holds nothing: a lock this entry took for it, with no write
+ * admitted under it, is given back at once (under policy "skip" the
+ * transaction goes on, and must not hold up the writers of the new term).
+ */
+static bool
+stale(ScopeHold *entry)
 {
-	ScopeLockEntry *entry = held_scope_entry(scope);
+	scope_mark_abandon(entry);
+	return false;
+}
+
+bool
+scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold)
+{
+	ScopeHold *entry = held_scope_entry(scope);
 	LOCKTAG		tag;
 
+	*hold = entry;
 	/* the common case, every row after the first of the transaction */
 	if (entry->mode != NoLock && token <= entry->mark)
 	{
 		*mark = entry->mark;
-		return token == entry->mark;
+		return token == entry->mark || stale(entry);
 	}
 
 	scope_locktag(&tag, scope);
@@ -269,8 +293,9 @@ scope_mark_admit(const char *scope, int64 token, int64 *mark)
 		LockAcquireResult res = LockAcquire(&tag, ShareLock, false, false);
 
 		entry->mode = ShareLock;
+		entry->fresh = (res == LOCKACQUIRE_OK);
 		entry->mark = read_mark_shared(scope);
-		if (token > entry->mark && res == LOCKACQUIRE_OK)
+		if (token > entry->mark && entry->fresh && !entry->confirmed)
 		{
 			/* nothing was written under this lock yet: give it back */
 			LockRelease(&tag, ShareLock, false);
@@ -280,26 +305,96 @@ scope_mark_admit(const char *scope, int64 token, int64 *mark)
 
 	if (token > entry->mark && entry->mode != ExclusiveLock)
 	{
-		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		LockAcquireResult res = LockAcquire(&tag, ExclusiveLock, false, false);
+
+		/* an upgrade keeps the share lock, which a write was admitted under */
+		entry->fresh = (entry->mode == NoLock && res == LOCKACQUIRE_OK);
 		entry->mode = ExclusiveLock;
 		entry->mark = read_mark_for_change(scope);
 	}
 
 	*mark = entry->mark;
 	if (token < entry->mark)
-		return false;
+		return stale(entry);
+	return true;
+}
+
+void
+scope_mark_confirm(ScopeHold *entry, int64 token)
+{
+	Assert(entry->mode != NoLock && token >= entry->mark);
+	entry->confirmed = true;
 	if (token > entry->mark)
 	{
-		raise_mark(scope, token);
+		Assert(entry->mode == ExclusiveLock);
+		raise_mark(entry->scope, token);
 		entry->mark = token;
 	}
+}
+
+bool
+scope_mark_admits_without_raise(const ScopeHold *entry, int64 token)
+{
+	return token <= entry->mark;
+}
+
+void
+scope_mark_defer(ScopeHold *entry)
+{
+	Assert(entry->mode == ExclusiveLock);
+	entry->confirmed = true;	/* the row may be written: keep the lock */
+	raise_deferred = true;
+}
+
+bool
+scope_mark_raise_deferred(const char *scope, int64 token)
+{
+	ScopeHold *entry;
+
+	if (!raise_deferred)
+		return false;
+	entry = held_scope_entry(scope);
+	if (entry->mode != ExclusiveLock || token <= entry->mark)
+		return false;
+	raise_mark(scope, token);
+	entry->mark = token;
+	return true;
+}
+
+bool
+scope_mark_raise_pending(void)
+{
+	return raise_deferred;
+}
+
+void
+scope_mark_abandon(ScopeHold *entry)
+{
+	LOCKTAG		tag;
+
+	if (entry->mode == NoLock || !entry->fresh || entry->confirmed)
+		return;
+	scope_locktag(&tag, entry->scope);
+	LockRelease(&tag, entry->mode, false);
+	entry->mode = NoLock;
+	entry->fresh = false;
+}
+
+bool
+scope_mark_admit(const char *scope, int64 token, int64 *mark)
+{
+	ScopeHold  *hold;
+
+	if (!scope_mark_check(scope, token, mark, &hold))
+		return false;
+	scope_mark_confirm(hold, token);
 	return true;
 }
 
 int64
 scope_mark_lock_exclusive(const char *scope)
 {
-	ScopeLockEntry *entry = held_scope_entry(scope);
+	ScopeHold *entry = held_scope_entry(scope);
 
 	if (entry->mode != ExclusiveLock)
 	{
@@ -310,13 +405,14 @@ scope_mark_lock_exclusive(const char *scope)
 		entry->mode = ExclusiveLock;
 		entry->mark = read_mark_for_change(scope);
 	}
+	entry->confirmed = true;
 	return entry->mark;
 }
 
 void
 scope_mark_remember(const char *scope, int64 mark)
 {
-	ScopeLockEntry *entry = held_scope_entry(scope);
+	ScopeHold *entry = held_scope_entry(scope);
 
 	Assert(entry->mode == ExclusiveLock);
 	entry->mark = mark;
@@ -375,6 +471,18 @@ reset_mark(PG_FUNCTION_ARGS)
 	if (old_mark == SCOPE_MARK_NONE)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(old_mark);
+}
+
+/*
+ * fencing.raise_pending(): the WHEN condition of the AFTER INSERT trigger,
+ * so that it is queued only in transactions that deferred a raise.
+ */
+PG_FUNCTION_INFO_V1(raise_pending);
+
+Datum
+raise_pending(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(raise_deferred);
 }
 
 /*

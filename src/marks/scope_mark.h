@@ -16,11 +16,43 @@
 extern void scope_mark_init(void);
 
 /*
- * Admit a write carrying "token" to "scope": true when token >= mark (the
- * mark is raised to token if lower), false when stale; *mark gets the mark.
- * On return the transaction holds the scope lock until it ends.
+ * A write carrying "token" to "scope", in two steps, so that a row checked
+ * against several marks (an UPDATE moving it to another scope, the row's own
+ * token) raises none of them unless it passes all:
+ *
+ *   scope_mark_check()   locks the scope (share at the mark, exclusive above
+ *                        it) and compares: true when token >= mark; *mark
+ *                        gets the mark.  A stale write gives back the lock it
+ *                        took, unless a write was admitted under it.
+ *   scope_mark_confirm() the write goes ahead: raises the mark to token if
+ *                        higher; the lock is then held until the transaction
+ *                        ends.
+ *   scope_mark_abandon() the write does not go ahead (another check failed):
+ *                        gives back the lock if nothing was admitted under it.
+ *
+ * A hold stays valid until the transaction ends.
+ *
+ * scope_mark_admit() is check and confirm together.
  */
+typedef struct ScopeHold ScopeHold;	/* the transaction's hold on a scope */
+
+extern bool scope_mark_check(const char *scope, int64 token, int64 *mark,
+							 ScopeHold **hold);
+extern void scope_mark_confirm(ScopeHold *hold, int64 token);
+extern void scope_mark_abandon(ScopeHold *hold);
 extern bool scope_mark_admit(const char *scope, int64 token, int64 *mark);
+
+/*
+ * INSERT ... ON CONFLICT fires BEFORE INSERT for rows it may not write:
+ * scope_mark_defer() keeps the exclusive lock without raising, and the AFTER
+ * INSERT trigger, which fires only for rows written, raises the mark with
+ * scope_mark_raise_deferred().  scope_mark_raise_pending() says whether this
+ * transaction deferred any raise (the AFTER trigger's WHEN condition).
+ */
+extern bool scope_mark_admits_without_raise(const ScopeHold *hold, int64 token);
+extern void scope_mark_defer(ScopeHold *hold);
+extern bool scope_mark_raise_deferred(const char *scope, int64 token);
+extern bool scope_mark_raise_pending(void);
 
 /*
  * Lock the scope exclusively (waiting for every in-flight writer of the

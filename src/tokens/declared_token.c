@@ -119,6 +119,28 @@ declared_token_lookup(const char *scope, int64 *token)
 	return true;
 }
 
+bool
+declared_token_any(void)
+{
+	HASH_SEQ_STATUS status;
+	DeclaredToken *entry;
+
+	if (all_scopes_stack != NIL)
+		return true;
+	if (scope_tokens == NULL)
+		return false;
+	hash_seq_init(&status, scope_tokens);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		if (entry->stack != NIL)
+		{
+			hash_seq_term(&status);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Push a declaration, or replace one made in the same subtransaction. */
 static List *
 push_declaration(List *stack, int64 token)

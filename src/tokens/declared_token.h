@@ -18,6 +18,9 @@ extern void declared_token_init(void);
  */
 extern bool declared_token_lookup(const char *scope, int64 *token);
 
+/* Whether this transaction declared any token, for any scope. */
+extern bool declared_token_any(void);
+
 /* Strict text-to-token parsing: decimal, or hexadecimal with a 0x prefix. */
 extern int64 parse_token_string(const char *str);
 

@@ -14,6 +14,7 @@
 
 #include "access/attnum.h"
 #include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -71,16 +72,43 @@ find_column(Relation rel, const char *colname, const char *role)
 	return InvalidAttrNumber;	/* keep compiler quiet */
 }
 
+/*
+ * Scope names are the text of the scope column: only types whose text is the
+ * same whatever the session's DateStyle, TimeZone, extra_float_digits or
+ * lc_* settings, and one text per value (numeric 1.0 and 1.00 are equal but
+ * print differently).
+ */
+static bool
+scope_type_is_stable(Oid basetype)
+{
+	switch (basetype)
+	{
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+		case NAMEOID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case UUIDOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
 void
 fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	Form_pg_attribute att;
+	Form_pg_attribute token_att;
+	int			nfixed;
 
-	if (nargs != 3 && nargs != 4)
+	if (nargs < 3 || nargs > 5)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("fence trigger on relation \"%s\" has %d arguments, expected 3 or 4",
+				 errmsg("fence trigger on relation \"%s\" has %d arguments, expected 3 to 5",
 						RelationGetRelationName(rel), nargs),
 				 errhint("Install the trigger with fencing.protect().")));
 
@@ -106,6 +134,7 @@ fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
 				 errmsg("token column \"%s\" of relation \"%s\" must not be a generated column",
 						args[0], RelationGetRelationName(rel))));
+	token_att = att;
 
 	/* policy */
 	if (strcmp(args[1], "error") == 0)
@@ -122,18 +151,20 @@ fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 	cfg->scope_name[0] = '\0';
 	cfg->scope_column[0] = '\0';
 	cfg->scope_attnum = InvalidAttrNumber;
-	if (strcmp(args[2], "row") == 0 && nargs == 3)
+	nfixed = strcmp(args[2], "row") == 0 ? 3 : 4;
+	if (strcmp(args[2], "row") == 0 && nargs <= 4)
 		cfg->scope_kind = FENCE_SCOPE_NONE;
-	else if (strcmp(args[2], "scope") == 0 && nargs == 4)
+	else if (strcmp(args[2], "scope") == 0 && nargs >= 4)
 	{
 		cfg->scope_kind = FENCE_SCOPE_CONSTANT;
 		fencing_check_scope_name(args[3]);
 		strlcpy(cfg->scope_name, args[3], sizeof(cfg->scope_name));
 	}
-	else if (strcmp(args[2], "column") == 0 && nargs == 4)
+	else if (strcmp(args[2], "column") == 0 && nargs >= 4)
 	{
 		Oid			typoutput;
 		bool		typisvarlena;
+		Oid			basetype;
 
 		cfg->scope_kind = FENCE_SCOPE_COLUMN;
 		strlcpy(cfg->scope_column, args[3], NAMEDATALEN);
@@ -143,10 +174,25 @@ fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("scope column and token column of relation \"%s\" must differ",
 							RelationGetRelationName(rel))));
-		getTypeOutputInfo(TupleDescAttr(desc, cfg->scope_attnum - 1)->atttypid,
-						  &typoutput, &typisvarlena);
-		cfg->scope_is_bpchar =
-			getBaseType(TupleDescAttr(desc, cfg->scope_attnum - 1)->atttypid) == BPCHAROID;
+		att = TupleDescAttr(desc, cfg->scope_attnum - 1);
+		if (att->attgenerated)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+					 errmsg("scope column \"%s\" of relation \"%s\" must not be a generated column",
+							args[3], RelationGetRelationName(rel)),
+					 errdetail("A generated column is computed after the fence has judged the row.")));
+		basetype = getBaseType(att->atttypid);
+		if (!scope_type_is_stable(basetype))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("scope column \"%s\" of relation \"%s\" must be of a type whose text does not depend on session settings",
+							args[3], RelationGetRelationName(rel)),
+					 errdetail("Column \"%s\" is of type %s.",
+							   args[3], format_type_be(att->atttypid)),
+					 errhint("Use a column of type text, varchar, char(n), name, smallint, integer, bigint or uuid, "
+							 "or a domain over one of them.")));
+		getTypeOutputInfo(att->atttypid, &typoutput, &typisvarlena);
+		cfg->scope_is_bpchar = basetype == BPCHAROID;
 		fmgr_info_cxt(typoutput, &cfg->scope_output, CacheMemoryContext);
 	}
 	else
@@ -154,8 +200,58 @@ fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("invalid scope arguments for the fence trigger on relation \"%s\"",
 						RelationGetRelationName(rel)),
-				 errdetail("The third argument is \"row\" (3 arguments), or \"scope\" or \"column\" followed by a name."),
+				 errdetail("The third argument is \"row\", or \"scope\" or \"column\" followed by a name."),
 				 errhint("Install the trigger with fencing.protect().")));
+
+	/* token source */
+	cfg->tokens = FENCE_TOKENS_COLUMN;
+	if (nargs > nfixed)
+	{
+		if (nargs > nfixed + 1 || strncmp(args[nfixed], "tokens=", 7) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+					 errmsg("invalid arguments for the fence trigger on relation \"%s\"",
+							RelationGetRelationName(rel)),
+					 errhint("Install the trigger with fencing.protect().")));
+		cfg->tokens = parse_token_source(args[nfixed] + 7);
+	}
+
+	/*
+	 * A token must come from the writer, never from the table definition: a
+	 * DEFAULT or IDENTITY would give every write that names no token one.
+	 * With declared tokens only, the column's own value is never read.
+	 */
+	if (cfg->tokens == FENCE_TOKENS_COLUMN &&
+		(token_att->atthasdef || token_att->attidentity))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+				 token_att->attidentity ?
+				 errmsg("token column \"%s\" of relation \"%s\" must not be an identity column",
+						args[0], RelationGetRelationName(rel)) :
+				 errmsg("token column \"%s\" of relation \"%s\" must not have a default",
+						args[0], RelationGetRelationName(rel)),
+				 errdetail("A write that names no token would carry the %s as its token.",
+						   token_att->attidentity ? "identity value" : "default"),
+				 errhint("ALTER TABLE %s ALTER COLUMN %s %s, "
+						 "or protect the table with tokens => 'declared'.",
+						 quote_identifier(RelationGetRelationName(rel)),
+						 quote_identifier(args[0]),
+						 token_att->attidentity ? "DROP IDENTITY" : "DROP DEFAULT")));
+}
+
+FenceTokens
+parse_token_source(const char *source)
+{
+	if (strcmp(source, "column") == 0)
+		return FENCE_TOKENS_COLUMN;
+	if (strcmp(source, "declared") == 0)
+		return FENCE_TOKENS_DECLARED;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid token source \"%s\"", source),
+			 errhint("The token source is \"column\" (the token column, or the declared token) "
+					 "or \"declared\" (only tokens declared with fencing.use_token()).")));
+	return FENCE_TOKENS_COLUMN;	/* keep compiler quiet */
 }
 
 const FenceConfig *
@@ -176,4 +272,33 @@ fence_config_get(Relation rel, const Trigger *trigger)
 	cfg->tgoid = trigger->tgoid;
 	cfg->valid = true;
 	return cfg;
+}
+
+/*
+ * fencing.trigger_arguments(tgargs bytea): the arguments of a trigger as a
+ * text array, for the protected_tables view.  pg_trigger.tgargs holds them
+ * NUL-terminated; any byte but NUL may be in one (backslashes included).
+ */
+PG_FUNCTION_INFO_V1(trigger_arguments);
+
+Datum
+trigger_arguments(PG_FUNCTION_ARGS)
+{
+	bytea	   *raw = PG_GETARG_BYTEA_PP(0);
+	const char *p = VARDATA_ANY(raw);
+	const char *end = p + VARSIZE_ANY_EXHDR(raw);
+	ArrayBuildState *astate = NULL;
+
+	while (p < end)
+	{
+		size_t		len = strnlen(p, end - p);
+
+		astate = accumArrayResult(astate,
+								  PointerGetDatum(cstring_to_text_with_len(p, len)),
+								  false, TEXTOID, CurrentMemoryContext);
+		p += len + 1;
+	}
+	if (astate == NULL)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(TEXTOID));
+	PG_RETURN_DATUM(makeArrayResult(astate, CurrentMemoryContext));
 }

@@ -15,10 +15,12 @@
 #include "utils/rel.h"
 
 /*
- * Trigger arguments: token column, policy, scope kind, [scope value]:
+ * Trigger arguments: token column, policy, scope kind, [scope value],
+ * [token source]:
  *   ('tok', 'error', 'row')             per-row marks only
  *   ('tok', 'error', 'scope', 'name')   one scope for the whole table
  *   ('tok', 'skip',  'column', 'col')   the scope is the value of a column
+ *   (..., 'tokens=declared')            only declared tokens count (1.2)
  */
 typedef enum FenceScopeKind
 {
@@ -33,6 +35,12 @@ typedef enum FenceOnStale
 	FENCE_ON_STALE_SKIP
 } FenceOnStale;
 
+typedef enum FenceTokens
+{
+	FENCE_TOKENS_COLUMN,		/* the token column, or the declared token */
+	FENCE_TOKENS_DECLARED		/* the declared token only; the fence writes the column */
+} FenceTokens;
+
 typedef struct FenceConfig
 {
 	Oid			tgoid;			/* hash key: the trigger */
@@ -42,6 +50,7 @@ typedef struct FenceConfig
 	AttrNumber	token_attnum;
 	Oid			token_type;		/* INT2OID, INT4OID or INT8OID */
 	FenceOnStale on_stale;
+	FenceTokens tokens;
 	FenceScopeKind scope_kind;
 	char		scope_name[FENCING_SCOPE_MAX_LEN + 1];	/* constant scope */
 	char		scope_column[NAMEDATALEN];	/* column scope */
@@ -58,5 +67,8 @@ extern const FenceConfig *fence_config_get(Relation rel, const Trigger *trigger)
 /* Check trigger arguments against a relation, erroring on anything wrong. */
 extern void fence_config_resolve(Relation rel, int nargs, char **args,
 								 FenceConfig *cfg);
+
+/* "column" or "declared", as protect() takes it. */
+extern FenceTokens parse_token_source(const char *source);
 
 #endif							/* FENCE_CONFIG_H */

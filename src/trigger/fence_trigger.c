@@ -4,17 +4,21 @@
  *	  fencing.fence_trigger(): rejects writes whose token is below a mark.
  *
  * Installed by fencing.protect() as a BEFORE ROW trigger for INSERT, UPDATE
- * and DELETE and a BEFORE STATEMENT trigger for TRUNCATE.  For each row:
+ * and DELETE, a BEFORE STATEMENT trigger for TRUNCATE and, on tables with a
+ * scope, an AFTER ROW INSERT trigger that raises marks deferred by INSERT ...
+ * ON CONFLICT.  For each row:
  *
- *   1. the incoming token is the token column when the statement assigned it
- *      (for UPDATE, per tg_updatedcols: an UPDATE that leaves the column alone
- *      does not inherit the row's token), else the token the transaction
- *      declared with fencing.use_token(); no token at all is an error;
- *   2. with a scope, it is admitted against the scope's mark, which it raises
- *      when higher (see marks/scope_mark.c);
+ *   1. the incoming token (incoming_token): the token the transaction
+ *      declared with fencing.use_token(), else the token column if the
+ *      statement assigned it; a column value that disagrees with the
+ *      declared token is rejected; with tokens => 'declared' the column is
+ *      never read; no token at all is an error;
+ *   2. with a scope, it is checked against the scope's mark (for an UPDATE
+ *      that moves the row to another scope, against both);
  *   3. UPDATE and DELETE compare it with the row's stored token (the per-row
  *      mark; OLD is the latest, locked version of the row);
- *   4. an accepted INSERT or UPDATE stores the token in the row.
+ *   4. only when every check passed are marks raised, and an accepted INSERT
+ *      or UPDATE stores the token in the row.
  *
  * A stale write fails (policy "error") or is left out (policy "skip").
  *
@@ -25,6 +29,7 @@
 #include "access/htup_details.h"
 #include "access/sysattr.h"
 #include "access/xact.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -40,19 +45,22 @@
 #include "state/extension_state.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
+#include "trigger/running_statement.h"
 
 /*
  * A row moving between partitions fires BEFORE UPDATE on the source, then
  * BEFORE DELETE there (with no NEW row) and BEFORE INSERT on the target.  The
- * token admitted for the UPDATE is remembered so that its DELETE half uses it.
+ * token admitted for the UPDATE is remembered with the row's tuple, so that
+ * the DELETE of that same tuple by that same statement, and nothing else,
+ * carries it.
  */
 static struct
 {
+	uint64		statement;		/* running_statement_id(), 0 when unused */
 	Oid			relid;
-	LocalTransactionId lxid;
-	CommandId	cid;
+	ItemPointerData tid;
 	int64		token;
-} last_update = {InvalidOid, InvalidLocalTransactionId, InvalidCommandId, 0};
+} moving_row;
 
 /* "Relation "public.t", scope "s"" or "Relation "public.t" (per-row fencing)" */
 static char *
@@ -64,6 +72,8 @@ where_written(Relation rel, const FenceConfig *cfg, const char *scope)
 
 	if (cfg->scope_kind == FENCE_SCOPE_NONE)
 		return psprintf("Relation \"%s\" (per-row fencing)", relname);
+	if (scope == NULL)
+		return psprintf("Relation \"%s\" (scope column \"%s\")", relname, cfg->scope_column);
 	return psprintf("Relation \"%s\", scope \"%s\"", relname, scope);
 }
 
@@ -97,18 +107,39 @@ reject_stale(Relation rel, const FenceConfig *cfg, const char *scope,
 static void
 reject_missing(Relation rel, const FenceConfig *cfg, const char *scope)
 {
+	const char *declare = scope == NULL ? "fencing.use_token(token)" :
+		psprintf("fencing.use_token(%s, token)", quote_literal_cstr(scope));
+
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_MISSING_TOKEN),
 			 errmsg("missing fencing token for relation \"%s\"",
 					RelationGetRelationName(rel)),
+			 cfg->tokens == FENCE_TOKENS_DECLARED ?
+			 errdetail("%s: the transaction declared no token, and the table takes declared tokens only.",
+					   where_written(rel, cfg, scope)) :
 			 errdetail("%s: the statement did not assign column \"%s\" "
 					   "and the transaction declared no token.",
 					   where_written(rel, cfg, scope), cfg->token_column),
-			 cfg->scope_kind == FENCE_SCOPE_NONE ?
-			 errhint("Assign column \"%s\", or call fencing.use_token(token) in this transaction.",
-					 cfg->token_column) :
-			 errhint("Assign column \"%s\", or call fencing.use_token('%s', token) in this transaction.",
-					 cfg->token_column, scope),
+			 cfg->tokens == FENCE_TOKENS_DECLARED ?
+			 errhint("Call %s in this transaction.", declare) :
+			 errhint("Assign column \"%s\", or call %s in this transaction.",
+					 cfg->token_column, declare),
+			 errtable(rel)));
+}
+
+static void
+reject_conflict(Relation rel, const FenceConfig *cfg, const char *scope,
+				int64 column, int64 declared)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_TOKEN_CONFLICT),
+			 errmsg("fencing token in column \"%s\" disagrees with the declared token for relation \"%s\"",
+					cfg->token_column, RelationGetRelationName(rel)),
+			 errdetail("%s: the row offers token " INT64_FORMAT ", the transaction declared " INT64_FORMAT ".",
+					   where_written(rel, cfg, scope), column, declared),
+			 errhint("A declared token is the token of every write of the transaction; "
+					 "leave column \"%s\" out of the statement, or set it to the declared token.",
+					 cfg->token_column),
 			 errtable(rel)));
 }
 
@@ -202,50 +233,114 @@ scope_unchanged(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
 		datumIsEqual(oldval, newval, att->attbyval, att->attlen);
 }
 
-/* Incoming token of a row from the token column or the declared token. */
+/*
+ * The token a write carries.  A declared token always wins: a column value
+ * may only agree with it (or, in an UPDATE, be the row's own token left in
+ * place, as an ORM writing back the row it read does).  Without a
+ * declaration, the token column counts if the statement assigned it.
+ */
 static int64
-incoming_token(Relation rel, const FenceConfig *cfg, HeapTuple newtuple,
-			   bool column_assigned, const char *scope, bool *from_column)
+incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
+			   HeapTuple newtuple, HeapTuple oldtuple, bool column_assigned)
 {
-	int64		token;
+	TupleDesc	desc = RelationGetDescr(rel);
+	int64		declared;
+	int64		column;
+	int64		previous;
+	bool		has_column;
 
-	*from_column = column_assigned && newtuple != NULL &&
-		row_token(newtuple, RelationGetDescr(rel), cfg, &token);
-	if (!*from_column && !declared_token_lookup(scope, &token))
+	has_column = cfg->tokens == FENCE_TOKENS_COLUMN && column_assigned &&
+		newtuple != NULL && row_token(newtuple, desc, cfg, &column);
+
+	if (declared_token_lookup(scope, &declared))
+	{
+		if (has_column && column != declared &&
+			!(oldtuple != NULL && row_token(oldtuple, desc, cfg, &previous) &&
+			  previous == column))
+			reject_conflict(rel, cfg, scope, column, declared);
+		fencing_check_token(declared);
+		return declared;
+	}
+	if (!has_column)
 		reject_missing(rel, cfg, scope);
-	fencing_check_token(token);
-	return token;
+	fencing_check_token(column);
+	return column;
 }
 
+/*
+ * Whether an UPDATE assigned the token column.  MERGE reports the columns of
+ * all its UPDATE actions together: when only some of them assign the token
+ * column, a token is taken from it only if the row's token changed (then the
+ * action that ran certainly assigned it).
+ */
 static bool
-admit_scope(Relation rel, const FenceConfig *cfg, const char *scope, int64 token)
+update_assigns_token(const TriggerData *trigdata, const FenceConfig *cfg)
+{
+	TupleDesc	desc = RelationGetDescr(trigdata->tg_relation);
+	int64		before;
+	int64		after;
+
+	if (!bms_is_member(cfg->token_attnum - FirstLowInvalidHeapAttributeNumber,
+					   trigdata->tg_updatedcols))
+		return false;
+	if (running_statement_merge_assigns(cfg->token_column) != MERGE_ASSIGNS_SOME)
+		return true;
+	return row_token(trigdata->tg_newtuple, desc, cfg, &after) &&
+		!(row_token(trigdata->tg_trigtuple, desc, cfg, &before) && before == after);
+}
+
+/* Check a scope's mark; NULL scope (per-row fencing) always passes. */
+static bool
+check_scope(Relation rel, const FenceConfig *cfg, const char *scope,
+			int64 token, ScopeHold **hold)
 {
 	int64		mark;
 
-	if (scope == NULL || scope_mark_admit(scope, token, &mark))
+	*hold = NULL;
+	if (scope == NULL || scope_mark_check(scope, token, &mark, hold))
 		return true;
 	return reject_stale(rel, cfg, scope, token, mark, false);
 }
 
+/* Check the row's own token, the per-row mark. */
 static bool
-admit_row(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
+check_row(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
 		  const char *scope, int64 token)
 {
 	int64		stored;
 
-	if (!row_token(oldtuple, RelationGetDescr(rel), cfg, &stored))
+	if (!row_token(oldtuple, RelationGetDescr(rel), cfg, &stored) || token >= stored)
 		return true;
-	if (token < stored)
-		return reject_stale(rel, cfg, scope, token, stored, true);
+	return reject_stale(rel, cfg, scope, token, stored, true);
+}
 
-	/*
-	 * Without a scope the row's token is the only mark: a raise of it must
-	 * survive a crash like a scope mark does (with a scope, the scope's mark
-	 * was already made durable when it reached this token).
-	 */
-	if (token > stored && cfg->scope_kind == FENCE_SCOPE_NONE)
+/*
+ * Every check passed: raise what the write raises.  Without a scope the
+ * row's token is the only mark: a raise of it must survive a crash like a
+ * scope mark does.
+ */
+static void
+confirm(const FenceConfig *cfg, ScopeHold *hold, HeapTuple oldtuple,
+		TupleDesc desc, int64 token)
+{
+	int64		stored;
+
+	if (hold != NULL)
+		scope_mark_confirm(hold, token);
+	if (oldtuple != NULL && cfg->scope_kind == FENCE_SCOPE_NONE &&
+		row_token(oldtuple, desc, cfg, &stored) && token > stored)
 		fencing_require_durable_commit();
-	return true;
+}
+
+/* Some check failed (policy "skip"): the holds taken for the row go back. */
+static HeapTuple
+left_out(ScopeHold *hold1, ScopeHold *hold2)
+{
+	if (hold1 != NULL)
+		scope_mark_abandon(hold1);
+	if (hold2 != NULL)
+		scope_mark_abandon(hold2);
+	return NULL;
 }
 
 /* Store the token in the new row, converting to the column's type. */
@@ -283,16 +378,54 @@ store_token(Relation rel, const FenceConfig *cfg, HeapTuple tuple, int64 token)
 	return heap_modify_tuple_by_cols(tuple, desc, 1, &attnum, &value, &isnull);
 }
 
+/* Whether the relation has the AFTER INSERT trigger that raises deferred marks. */
+static bool
+has_deferred_raise_trigger(Relation rel, Oid fn_oid)
+{
+	TriggerDesc *trigdesc = rel->trigdesc;
+
+	for (int i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
+	{
+		const Trigger *t = &trigdesc->triggers[i];
+
+		if (t->tgfoid == fn_oid && TRIGGER_FOR_ROW(t->tgtype) &&
+			TRIGGER_FOR_AFTER(t->tgtype) && TRIGGER_FOR_INSERT(t->tgtype))
+			return true;
+	}
+	return false;
+}
+
 static HeapTuple
-fence_insert(Relation rel, const FenceConfig *cfg, HeapTuple newtuple)
+fence_insert(Relation rel, const FenceConfig *cfg, HeapTuple newtuple, Oid fn_oid)
 {
 	const char *scope = row_scope(rel, newtuple, cfg);
-	bool		from_column;
-	int64		token = incoming_token(rel, cfg, newtuple, true, scope, &from_column);
+	int64		token = incoming_token(rel, cfg, scope, newtuple, NULL, true);
+	ScopeHold  *hold;
 
-	if (!admit_scope(rel, cfg, scope, token))
+	if (!check_scope(rel, cfg, scope, token, &hold))
 		return NULL;
-	return from_column ? newtuple : store_token(rel, cfg, newtuple, token);
+
+	/*
+	 * INSERT ... ON CONFLICT may not write this row: a raise waits for the
+	 * AFTER INSERT trigger, which fires only for rows written.
+	 */
+	if (hold != NULL && !scope_mark_admits_without_raise(hold, token) &&
+		running_statement_has_on_conflict() && has_deferred_raise_trigger(rel, fn_oid))
+		scope_mark_defer(hold);
+	else
+		confirm(cfg, hold, NULL, NULL, token);
+	return store_token(rel, cfg, newtuple, token);
+}
+
+/* AFTER INSERT: the row was written; raise the mark its BEFORE trigger deferred. */
+static void
+fence_inserted(Relation rel, const FenceConfig *cfg, HeapTuple newtuple)
+{
+	const char *scope = row_scope(rel, newtuple, cfg);
+	int64		token;
+
+	if (scope != NULL && row_token(newtuple, RelationGetDescr(rel), cfg, &token))
+		(void) scope_mark_raise_deferred(scope, token);
 }
 
 static HeapTuple
@@ -304,26 +437,29 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg)
 	const char *new_scope = row_scope(rel, newtuple, cfg);
 	const char *old_scope = scope_unchanged(rel, cfg, oldtuple, newtuple) ?
 		new_scope : row_scope(rel, oldtuple, cfg);
-	bool		assigned;
-	bool		from_column;
 	int64		token;
+	ScopeHold  *new_hold;
+	ScopeHold  *old_hold = NULL;
 
-	assigned = bms_is_member(cfg->token_attnum - FirstLowInvalidHeapAttributeNumber,
-							 trigdata->tg_updatedcols);
-	token = incoming_token(rel, cfg, newtuple, assigned, new_scope, &from_column);
+	token = incoming_token(rel, cfg, new_scope, newtuple, oldtuple,
+						   update_assigns_token(trigdata, cfg));
 
-	if (!admit_scope(rel, cfg, new_scope, token))
+	if (!check_scope(rel, cfg, new_scope, token, &new_hold))
 		return NULL;
 	if (old_scope != NULL && strcmp(old_scope, new_scope) != 0 &&
-		!admit_scope(rel, cfg, old_scope, token))
-		return NULL;
-	if (!admit_row(rel, cfg, oldtuple, old_scope, token))
-		return NULL;
+		!check_scope(rel, cfg, old_scope, token, &old_hold))
+		return left_out(new_hold, NULL);
+	if (!check_row(rel, cfg, oldtuple, old_scope, token))
+		return left_out(new_hold, old_hold);
 
-	last_update.relid = RelationGetRelid(rel);
-	last_update.lxid = FENCING_MY_LXID;
-	last_update.cid = GetCurrentCommandId(false);
-	last_update.token = token;
+	confirm(cfg, new_hold, oldtuple, RelationGetDescr(rel), token);
+	if (old_hold != NULL)
+		scope_mark_confirm(old_hold, token);
+
+	moving_row.statement = running_statement_id();
+	moving_row.relid = RelationGetRelid(rel);
+	moving_row.tid = oldtuple->t_self;
+	moving_row.token = token;
 
 	return store_token(rel, cfg, newtuple, token);
 }
@@ -333,111 +469,146 @@ fence_delete(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple)
 {
 	const char *scope = row_scope(rel, oldtuple, cfg);
 	int64		token;
+	ScopeHold  *hold;
 
-	if (last_update.relid == RelationGetRelid(rel) &&
-		last_update.lxid == FENCING_MY_LXID &&
-		last_update.cid == GetCurrentCommandId(false))
-		token = last_update.token;	/* the DELETE half of a partition move */
-	else
+	if (moving_row.statement != 0 &&
+		moving_row.statement == running_statement_id() &&
+		moving_row.relid == RelationGetRelid(rel) &&
+		ItemPointerEquals(&moving_row.tid, &oldtuple->t_self))
 	{
-		bool		from_column;
-
-		token = incoming_token(rel, cfg, NULL, false, scope, &from_column);
+		/* the DELETE half of this row's move to another partition */
+		token = moving_row.token;
+		moving_row.statement = 0;
 	}
+	else
+		token = incoming_token(rel, cfg, scope, NULL, oldtuple, false);
 
-	if (!admit_scope(rel, cfg, scope, token) ||
-		!admit_row(rel, cfg, oldtuple, scope, token))
+	if (!check_scope(rel, cfg, scope, token, &hold))
 		return NULL;
+	if (!check_row(rel, cfg, oldtuple, scope, token))
+		return left_out(hold, NULL);
+	confirm(cfg, hold, oldtuple, RelationGetDescr(rel), token);
 	return oldtuple;
 }
 
 /*
  * TRUNCATE throws away every row and its token at once: the transaction must
- * hold a token that every scope in the table (or, fenced per row only, every
- * row) admits.  A TRUNCATE is never skipped: with either policy it fails.
+ * have declared a token that every scope in the table (or, fenced per row
+ * only, every row) admits, also when the table is empty or its rows carry no
+ * token.  A TRUNCATE is never skipped: with either policy it fails.
  */
 static void
 fence_truncate(Relation rel, const FenceConfig *cfg)
 {
 	FenceConfig strict = *cfg;
-	int64		token;
-	bool		from_column;
+	StringInfoData sql;
+	FencingUserContext uctx;
+	SPITupleTable *rows;
+	uint64		nrows;
+	int64		token = 0;
+	int64		mark;
+	const char *relname;
 
 	strict.on_stale = FENCE_ON_STALE_ERROR;
 
 	if (cfg->scope_kind == FENCE_SCOPE_CONSTANT)
 	{
-		token = incoming_token(rel, cfg, NULL, false, cfg->scope_name, &from_column);
-		(void) admit_scope(rel, &strict, cfg->scope_name, token);
+		token = incoming_token(rel, cfg, cfg->scope_name, NULL, NULL, false);
+		if (!scope_mark_admit(cfg->scope_name, token, &mark))
+			(void) reject_stale(rel, &strict, cfg->scope_name, token, mark, false);
 		return;
 	}
+	if (cfg->scope_kind == FENCE_SCOPE_NONE)
+		token = incoming_token(rel, cfg, NULL, NULL, NULL, false);
+	else if (!declared_token_any())
+		reject_missing(rel, cfg, NULL);
+
+	/* rows' scopes, or their largest token, read as the extension owner */
+	relname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+										 RelationGetRelationName(rel));
+	initStringInfo(&sql);
+	if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
+		appendStringInfo(&sql, "SELECT DISTINCT %s FROM ONLY %s",
+						 quote_identifier(cfg->scope_column), relname);
 	else
+		appendStringInfo(&sql, "SELECT pg_catalog.max(%s)::pg_catalog.int8 FROM ONLY %s",
+						 quote_identifier(cfg->token_column), relname);
+
+	fencing_become_owner(&uctx);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/*
+	 * A fresh snapshot: the statement's was taken before TRUNCATE's exclusive
+	 * lock was granted and can miss rows committed meanwhile.
+	 */
+	if (SPI_execute_snapshot(SPI_prepare(sql.data, 0, NULL), NULL, NULL,
+							 GetLatestSnapshot(), InvalidSnapshot,
+							 true, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "reading scopes of relation \"%s\" failed",
+			 RelationGetRelationName(rel));
+	fencing_restore_user(&uctx);
+	rows = SPI_tuptable;
+	nrows = SPI_processed;
+
+	for (uint64 i = 0; i < nrows; i++)
 	{
-		/* rows' scopes, or their largest token, read as the extension owner */
-		StringInfoData sql;
-		FencingUserContext uctx;
-		SPITupleTable *rows;
-		uint64		nrows;
-		const char *relname = quote_qualified_identifier(
-														 get_namespace_name(RelationGetNamespace(rel)),
-														 RelationGetRelationName(rel));
+		bool		isnull;
+		Datum		d = SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull);
 
-		initStringInfo(&sql);
+		if (isnull)
+			continue;
 		if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
-			appendStringInfo(&sql, "SELECT DISTINCT %s FROM ONLY %s",
-							 quote_identifier(cfg->scope_column), relname);
-		else
-			appendStringInfo(&sql, "SELECT pg_catalog.max(%s) FROM ONLY %s",
-							 quote_identifier(cfg->token_column), relname);
-
-		fencing_become_owner(&uctx);
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		/*
-		 * A fresh snapshot: the statement's was taken before TRUNCATE's
-		 * exclusive lock was granted and can miss rows committed meanwhile.
-		 */
-		if (SPI_execute_snapshot(SPI_prepare(sql.data, 0, NULL), NULL, NULL,
-								 GetLatestSnapshot(), InvalidSnapshot,
-								 true, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "reading scopes of relation \"%s\" failed",
-				 RelationGetRelationName(rel));
-		fencing_restore_user(&uctx);
-		rows = SPI_tuptable;
-		nrows = SPI_processed;
-
-		for (uint64 i = 0; i < nrows; i++)
 		{
-			bool		isnull;
-			Datum		d = SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull);
+			char	   *scope = scope_text(cfg, d);
 
-			if (isnull)
-				continue;
-			if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
-			{
-				char	   *scope = scope_text(cfg, d);
-
-				token = incoming_token(rel, cfg, NULL, false, scope, &from_column);
-				(void) admit_scope(rel, &strict, scope, token);
-			}
-			else
-			{
-				int64		stored = DatumGetInt64(d);
-
-				if (cfg->token_type == INT2OID)
-					stored = DatumGetInt16(d);
-				else if (cfg->token_type == INT4OID)
-					stored = DatumGetInt32(d);
-				token = incoming_token(rel, cfg, NULL, false, NULL, &from_column);
-				if (token < stored)
-					(void) reject_stale(rel, &strict, NULL, token, stored, true);
-			}
+			token = incoming_token(rel, cfg, scope, NULL, NULL, false);
+			if (!scope_mark_admit(scope, token, &mark))
+				(void) reject_stale(rel, &strict, scope, token, mark, false);
 		}
-		/* a table fenced per row only still needs a token to be truncated */
-		if (cfg->scope_kind == FENCE_SCOPE_NONE && nrows == 0)
-			(void) incoming_token(rel, cfg, NULL, false, NULL, &from_column);
-		SPI_finish();
+		else if (token < DatumGetInt64(d))
+			(void) reject_stale(rel, &strict, NULL, token, DatumGetInt64(d), true);
 	}
+	SPI_finish();
+}
+
+/*
+ * The configuration TRUNCATE is judged by: the relation's fence row trigger,
+ * which Postgres keeps in step with the partition's current parent (its
+ * clone), else the TRUNCATE trigger's own arguments.
+ */
+static const Trigger *
+fence_row_trigger(Relation rel, Oid fn_oid)
+{
+	TriggerDesc *trigdesc = rel->trigdesc;
+
+	for (int i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
+	{
+		const Trigger *t = &trigdesc->triggers[i];
+
+		if (t->tgfoid == fn_oid && TRIGGER_FOR_ROW(t->tgtype) &&
+			TRIGGER_FOR_BEFORE(t->tgtype))
+			return t;
+	}
+	return NULL;
+}
+
+static const FenceConfig *
+truncate_config(Relation rel, const Trigger *truncate_trigger)
+{
+	const Trigger *row_trigger = fence_row_trigger(rel, truncate_trigger->tgfoid);
+
+	return fence_config_get(rel, row_trigger != NULL ? row_trigger : truncate_trigger);
+}
+
+static void
+protocol_violation(Relation rel, const char *requirement)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+			 errmsg("fence trigger on relation \"%s\" must be fired %s",
+					RelationGetRelationName(rel), requirement),
+			 errhint("Install the trigger with fencing.protect().")));
 }
 
 PG_FUNCTION_INFO_V1(fence_trigger);
@@ -460,26 +631,24 @@ fence_trigger(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_BY_TRUNCATE(event))
 	{
 		if (!TRIGGER_FIRED_BEFORE(event))
-			ereport(ERROR,
-					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-					 errmsg("fence trigger on relation \"%s\" must be fired BEFORE TRUNCATE",
-							RelationGetRelationName(rel)),
-					 errhint("Install the trigger with fencing.protect().")));
+			protocol_violation(rel, "BEFORE TRUNCATE");
+		cfg = truncate_config(rel, trigdata->tg_trigger);
+		if (!fencing_bypass)
+			fence_truncate(rel, cfg);
+		return PointerGetDatum(NULL);
 	}
-	else
+	if (!TRIGGER_FIRED_FOR_ROW(event))
+		protocol_violation(rel, "FOR EACH ROW");
+	if (TRIGGER_FIRED_AFTER(event))
 	{
-		if (!TRIGGER_FIRED_FOR_ROW(event))
-			ereport(ERROR,
-					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-					 errmsg("fence trigger on relation \"%s\" must be fired FOR EACH ROW",
-							RelationGetRelationName(rel)),
-					 errhint("Install the trigger with fencing.protect().")));
-		if (!TRIGGER_FIRED_BEFORE(event))
-			ereport(ERROR,
-					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-					 errmsg("fence trigger on relation \"%s\" must be fired BEFORE the write",
-							RelationGetRelationName(rel)),
-					 errhint("Install the trigger with fencing.protect().")));
+		/* only beside the BEFORE ROW fence, whose deferred raises it makes */
+		if (!TRIGGER_FIRED_BY_INSERT(event) ||
+			fence_row_trigger(rel, trigdata->tg_trigger->tgfoid) == NULL)
+			protocol_violation(rel, "BEFORE the write");
+		cfg = fence_config_get(rel, trigdata->tg_trigger);
+		if (!fencing_bypass)
+			fence_inserted(rel, cfg, trigdata->tg_trigtuple);
+		return PointerGetDatum(NULL);
 	}
 
 	cfg = fence_config_get(rel, trigdata->tg_trigger);
@@ -490,12 +659,9 @@ fence_trigger(PG_FUNCTION_ARGS)
 			PointerGetDatum(trigdata->tg_trigtuple);
 
 	if (TRIGGER_FIRED_BY_INSERT(event))
-		return PointerGetDatum(fence_insert(rel, cfg, trigdata->tg_trigtuple));
+		return PointerGetDatum(fence_insert(rel, cfg, trigdata->tg_trigtuple,
+											trigdata->tg_trigger->tgfoid));
 	if (TRIGGER_FIRED_BY_UPDATE(event))
 		return PointerGetDatum(fence_update(trigdata, cfg));
-	if (TRIGGER_FIRED_BY_DELETE(event))
-		return PointerGetDatum(fence_delete(rel, cfg, trigdata->tg_trigtuple));
-
-	fence_truncate(rel, cfg);
-	return PointerGetDatum(NULL);
+	return PointerGetDatum(fence_delete(rel, cfg, trigdata->tg_trigtuple));
 }

@@ -31,6 +31,7 @@
 
 #define ROW_TRIGGER_NAME		"zz_fence_row"
 #define TRUNCATE_TRIGGER_NAME	"zz_fence_truncate"
+#define INSERTED_TRIGGER_NAME	"zz_fence_inserted"
 
 static void
 run_ddl(const char *sql)
@@ -76,6 +77,8 @@ drop_fence_triggers(Oid relid, bool row_trigger)
 
 	if (row_trigger && OidIsValid(get_trigger_oid(relid, ROW_TRIGGER_NAME, true)))
 		run_ddl(psprintf("DROP TRIGGER %s ON %s", ROW_TRIGGER_NAME, name));
+	if (row_trigger && OidIsValid(get_trigger_oid(relid, INSERTED_TRIGGER_NAME, true)))
+		run_ddl(psprintf("DROP TRIGGER %s ON %s", INSERTED_TRIGGER_NAME, name));
 	if (OidIsValid(get_trigger_oid(relid, TRUNCATE_TRIGGER_NAME, true)))
 		run_ddl(psprintf("DROP TRIGGER %s ON %s", TRUNCATE_TRIGGER_NAME, name));
 }
@@ -94,13 +97,13 @@ PG_FUNCTION_INFO_V1(protect);
 
 /*
  * fencing.protect(relation regclass, token_column name, scope text,
- *                 scope_column name, on_stale text)
+ *                 scope_column name, on_stale text, tokens text)
  */
 Datum
 protect(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
-	char	   *args[4];
+	char	   *args[5];
 	int			nargs;
 	Relation	rel;
 	FenceConfig cfg;
@@ -137,6 +140,10 @@ protect(PG_FUNCTION_ARGS)
 		args[2] = "row";
 		nargs = 3;
 	}
+	/* the token source is written out only when it is not the default */
+	if (PG_NARGS() > 5 && !PG_ARGISNULL(5) &&
+		parse_token_source(text_to_cstring(PG_GETARG_TEXT_PP(5))) == FENCE_TOKENS_DECLARED)
+		args[nargs++] = "tokens=declared";
 
 	rel = table_open(relid, ShareRowExclusiveLock);
 	if (rel->rd_rel->relkind != RELKIND_RELATION &&
@@ -166,6 +173,12 @@ protect(PG_FUNCTION_ARGS)
 	run_ddl(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
 					 "FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%s)",
 					 ROW_TRIGGER_NAME, qualified_name(relid), arglist));
+	/* raises deferred by INSERT ... ON CONFLICT (see fence_trigger.c) */
+	if (cfg.scope_kind != FENCE_SCOPE_NONE)
+		run_ddl(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
+						 "WHEN (fencing.raise_pending()) "
+						 "EXECUTE FUNCTION fencing.fence_trigger(%s)",
+						 INSERTED_TRIGGER_NAME, qualified_name(relid), arglist));
 	create_truncate_trigger(relid, arglist);
 	foreach(lc, partitions)
 		create_truncate_trigger(lfirst_oid(lc), arglist);
@@ -204,6 +217,14 @@ unprotect(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* OID of fencing.fence_trigger(). */
+static Oid
+fence_trigger_oid(void)
+{
+	return DatumGetObjectId(DirectFunctionCall1(regprocedurein,
+												CStringGetDatum("fencing.fence_trigger()")));
+}
+
 /* Our TRUNCATE trigger on a relation, if it has one. */
 static const Trigger *
 truncate_trigger_of(Relation rel)
@@ -222,12 +243,33 @@ truncate_trigger_of(Relation rel)
 	return NULL;
 }
 
+/*
+ * Every fence trigger of a relation must still suit it: after ALTER TABLE
+ * (a DEFAULT on the token column, a changed scope column type) the error
+ * comes at once, from the event trigger, not at the next write.
+ */
+static void
+check_fence_triggers(Relation rel)
+{
+	Oid			fence_fn = fence_trigger_oid();
+
+	for (int i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
+	{
+		const Trigger *t = &rel->trigdesc->triggers[i];
+		FenceConfig cfg;
+
+		if (t->tgfoid == fence_fn)
+			fence_config_resolve(rel, t->tgnargs, t->tgargs, &cfg);
+	}
+}
+
 PG_FUNCTION_INFO_V1(protect_new_partitions);
 
 /*
  * fencing.protect_new_partitions(relation regclass): partitions created or
  * attached below a protected partitioned table get the TRUNCATE trigger of
- * their nearest protected ancestor.  Walks the tree top-down, so a partition
+ * their nearest protected ancestor, and every fence trigger in the tree is
+ * checked against its table.  Walks the tree top-down, so a partition
  * gets the trigger of the highest protected table above it that has one
  * (protect() gives the same arguments to a whole tree).
  */
@@ -245,6 +287,8 @@ protect_new_partitions(PG_FUNCTION_ARGS)
 		Relation	rel = table_open(lfirst_oid(lc), NoLock);
 		const Trigger *trigger = truncate_trigger_of(rel);
 		ListCell   *plc;
+
+		check_fence_triggers(rel);
 
 		if (trigger != NULL)
 		{
