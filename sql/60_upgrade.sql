@@ -18,11 +18,19 @@ SELECT tgname, tgtype, fencing.trigger_arguments(tgargs) AS args, tgqual IS NOT 
   FROM pg_trigger WHERE tgrelid = 'old_kv'::regclass ORDER BY 1;
 CREATE TABLE new_kv (k int PRIMARY KEY, tok bigint);
 SELECT fencing.protect('new_kv', 'tok', scope => 'kept');
-SELECT tgname, tgtype, fencing.trigger_arguments(tgargs) AS args, pg_get_triggerdef(oid)
-  FROM pg_trigger WHERE tgrelid = 'old_kv'::regclass
-EXCEPT
-SELECT tgname, tgtype, fencing.trigger_arguments(tgargs), replace(pg_get_triggerdef(oid), 'new_kv', 'old_kv')
-  FROM pg_trigger WHERE tgrelid = 'new_kv'::regclass;
+CREATE TEMP VIEW kv_triggers AS
+SELECT tgrelid::regclass AS rel, tgname, tgtype, fencing.trigger_arguments(tgargs) AS args,
+       replace(pg_get_triggerdef(oid), tgrelid::regclass::text, 'T') AS def
+  FROM pg_trigger WHERE tgrelid IN ('old_kv'::regclass, 'new_kv'::regclass);
+SELECT count(*) FILTER (WHERE rel = 'old_kv'::regclass) AS upgraded,
+       count(*) FILTER (WHERE rel = 'new_kv'::regclass) AS fresh
+  FROM kv_triggers;
+-- in one and not the other (none)
+(SELECT tgname, tgtype, args, def FROM kv_triggers WHERE rel = 'old_kv'::regclass
+ EXCEPT SELECT tgname, tgtype, args, def FROM kv_triggers WHERE rel = 'new_kv'::regclass)
+UNION ALL
+(SELECT tgname, tgtype, args, def FROM kv_triggers WHERE rel = 'new_kv'::regclass
+ EXCEPT SELECT tgname, tgtype, args, def FROM kv_triggers WHERE rel = 'old_kv'::regclass);
 -- and an upgraded table's INSERT ... ON CONFLICT raises no mark for a row it does not write
 SELECT mark AS kept_mark FROM fencing.scopes WHERE scope = 'kept' \gset
 INSERT INTO old_kv VALUES (1, :kept_mark);

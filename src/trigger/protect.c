@@ -22,6 +22,7 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "parser/parse_func.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -173,8 +174,15 @@ protect(PG_FUNCTION_ARGS)
 	run_ddl(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
 					 "FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%s)",
 					 ROW_TRIGGER_NAME, qualified_name(relid), arglist));
-	/* raises deferred by INSERT ... ON CONFLICT (see fence_trigger.c) */
-	if (cfg.scope_kind != FENCE_SCOPE_NONE)
+	/*
+	 * Raises deferred by INSERT ... ON CONFLICT (see fence_trigger.c); its
+	 * WHEN function exists from 1.2 on (this library also serves older SQL
+	 * versions of the extension until ALTER EXTENSION UPDATE).
+	 */
+	if (cfg.scope_kind != FENCE_SCOPE_NONE &&
+		OidIsValid(LookupFuncName(list_make2(makeString(FENCING_SCHEMA),
+											 makeString("raise_pending")),
+								  0, NULL, true)))
 		run_ddl(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
 						 "WHEN (fencing.raise_pending()) "
 						 "EXECUTE FUNCTION fencing.fence_trigger(%s)",
