@@ -47,10 +47,11 @@ fencing_bindir() {
     "$(fencing_pg_config)" --bindir
 }
 
-# Build warning-free and install into the server's directories.
+# Build warning-free (-Werror: FENCING_WERROR=1) and install into the
+# server's directories.
 fencing_build_install() {
     local pgc; pgc=$(fencing_pg_config)
-    make -s -C "$FENCING_TOP" PG_CONFIG="$pgc" >&2 || return 1
+    make -s -C "$FENCING_TOP" PG_CONFIG="$pgc" FENCING_WERROR=1 >&2 || return 1
     if [ -w "$("$pgc" --pkglibdir)" ]; then
         make -s -C "$FENCING_TOP" PG_CONFIG="$pgc" install >&2
     else
