@@ -13,7 +13,7 @@ say() { printf '%s\n' "$*" >&2; }
 # when root, or with sudo.
 fencing_prereqs() {
     local pkgs=(make gcc "postgresql-$FENCING_PG_MAJOR" "postgresql-server-dev-$FENCING_PG_MAJOR"
-                "postgresql-client-$FENCING_PG_MAJOR" libipc-run-perl perl "$@")
+                "postgresql-client-$FENCING_PG_MAJOR" libipc-run-perl perl python3 "$@")
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
