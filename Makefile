@@ -1,6 +1,9 @@
 # Makefile for the fencing extension (PGXS).
 #   make && make install            build and install into the server found by pg_config
+#   make -C build -f ../Makefile    the same out of tree (VPATH), as Debian's dh --with pgxs does
 #   test/run                        the whole test suite on a throwaway cluster
+# Paths below are relative to the source tree; wildcards look in $(srcdir), which
+# PGXS sets (to "." in tree), so every one of them is expanded after the include.
 EXTENSION = fencing
 MODULE_big = fencing
 OBJS = src/fencing.o \
@@ -13,23 +16,32 @@ OBJS = src/fencing.o \
        src/trigger/fence_trigger.o \
        src/trigger/running_statement.o \
        src/trigger/protect.o
-DATA = $(wildcard src/sql/fencing--*.sql)
+DATA = $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/src/sql/fencing--*.sql))
 PGFILEDESC = "fencing - fencing tokens enforced by the database"
 
 PG_CPPFLAGS = -I$(srcdir)/src
-PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Werror  # PG headers have unused parameters
+# PG headers have unused parameters. -Werror only when asked (our tests set
+# FENCING_WERROR=1): a distribution's compiler may warn where ours does not.
+PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter $(if $(FENCING_WERROR),-Werror)
 
-REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
-ISOLATION = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
-ISOLATION_OPTS = --inputdir=test
+REGRESS = $(basename $(notdir $(sort $(wildcard $(srcdir)/sql/*.sql))))
+ISOLATION = $(basename $(notdir $(sort $(wildcard $(srcdir)/test/specs/*.spec))))
+ISOLATION_OPTS = --inputdir=$(srcdir)/test
 TAP_TESTS = 1
+# prove runs in $(srcdir), so this path stays relative
 PROVE_TESTS = test/t/*.pl
 
 # PGXS tracks no header dependencies: rebuild everything when a header changes
-FENCING_HEADERS = $(wildcard src/*.h src/*/*.h)
+FENCING_HEADERS = $(wildcard $(srcdir)/src/*.h $(srcdir)/src/*/*.h)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(OBJS): $(FENCING_HEADERS)
+
+# Out of tree, the object files' subfolders do not exist yet (an order-only
+# prerequisite would not do: make finds the folder in $(srcdir) through VPATH).
+ifneq ($(VPATH),)
+$(shell mkdir -p $(sort $(dir $(OBJS))))
+endif

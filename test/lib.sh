@@ -8,10 +8,12 @@ FENCING_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 say() { printf '%s\n' "$*" >&2; }
 
-# Debian packages the tests and the demo need; installed with apt-get when root.
+# Debian packages the tests and the demo need, and any named as arguments
+# (the packaging check and the examples add theirs); installed with apt-get
+# when root, or with sudo.
 fencing_prereqs() {
     local pkgs=(make gcc "postgresql-$FENCING_PG_MAJOR" "postgresql-server-dev-$FENCING_PG_MAJOR"
-                "postgresql-client-$FENCING_PG_MAJOR" libipc-run-perl perl)
+                "postgresql-client-$FENCING_PG_MAJOR" libipc-run-perl perl python3 "$@")
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -32,6 +34,9 @@ fencing_prereqs() {
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
+# Debian packages that building the .deb needs (debian/control's Build-Depends).
+FENCING_PACKAGE_PREREQS=(dpkg-dev debhelper postgresql-server-dev-all)
+
 # FENCING_PG_CONFIG chooses another (e.g. relocated) installation of the server.
 fencing_pg_config() {
     echo "${FENCING_PG_CONFIG:-/usr/lib/postgresql/$FENCING_PG_MAJOR/bin/pg_config}"
@@ -47,10 +52,11 @@ fencing_bindir() {
     "$(fencing_pg_config)" --bindir
 }
 
-# Build warning-free and install into the server's directories.
+# Build warning-free (-Werror: FENCING_WERROR=1) and install into the
+# server's directories.
 fencing_build_install() {
     local pgc; pgc=$(fencing_pg_config)
-    make -s -C "$FENCING_TOP" PG_CONFIG="$pgc" >&2 || return 1
+    make -s -C "$FENCING_TOP" PG_CONFIG="$pgc" FENCING_WERROR=1 >&2 || return 1
     if [ -w "$("$pgc" --pkglibdir)" ]; then
         make -s -C "$FENCING_TOP" PG_CONFIG="$pgc" install >&2
     else
