@@ -41,9 +41,8 @@
  */
 #define ERRCODE_FENCING_STALE_TOKEN		MAKE_SQLSTATE('Z','F','0','0','1')
 #define ERRCODE_FENCING_MISSING_TOKEN	MAKE_SQLSTATE('Z','F','0','0','2')
-
-/* fencing.c */
-extern bool fencing_bypass;
+#define ERRCODE_FENCING_TOKEN_NOT_ISSUED	MAKE_SQLSTATE('Z','F','0','0','3')
+#define ERRCODE_FENCING_CLOCK_EXHAUSTED	MAKE_SQLSTATE('Z','F','0','0','4')
 
 /* Validation of user-supplied values, shared by every module. */
 extern void fencing_check_scope_name(const char *scope);

@@ -37,6 +37,7 @@
 #include "utils/snapmgr.h"
 
 #include "marks/scope_mark.h"
+#include "security/bypass.h"
 #include "state/extension_state.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
@@ -484,7 +485,7 @@ fence_trigger(PG_FUNCTION_ARGS)
 
 	cfg = fence_config_get(rel, trigdata->tg_trigger);
 
-	if (fencing_bypass)
+	if (fencing_bypass_active())
 		return TRIGGER_FIRED_BY_UPDATE(event) ?
 			PointerGetDatum(trigdata->tg_newtuple) :
 			PointerGetDatum(trigdata->tg_trigtuple);
