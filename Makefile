@@ -11,6 +11,9 @@ OBJS = src/fencing.o \
        src/clock/epoch_clock.o \
        src/marks/scope_mark.o \
        src/marks/mark_cache.o \
+       src/security/bypass.o \
+       src/security/scope_acl.o \
+       src/security/scope_admin.o \
        src/tokens/declared_token.o \
        src/trigger/fence_config.o \
        src/trigger/fence_trigger.o \

@@ -7,6 +7,8 @@ SELECT fencing.protect('jobs', 'tok', scope => 'jobs');
 SELECT * FROM fencing.protected_tables;
 SELECT tgname, tgtype FROM pg_trigger WHERE tgrelid = 'jobs'::regclass ORDER BY 1;
 
+-- this scope also takes external tokens below (1.2: scopes are 'issued' by default)
+SELECT fencing.create_scope('jobs', tokens => 'external');
 SELECT fencing.fence_next_epoch('jobs', 'leader-a') AS a \gset
 
 -- token from the row

@@ -8,6 +8,9 @@ CREATE TABLE ledger (id int PRIMARY KEY, amount int, tok bigint);
 SELECT fencing.protect('ledger', 'tok', scope => 'ledger');
 GRANT SELECT, INSERT, UPDATE, DELETE ON ledger TO fencing_app;
 SELECT fencing.fence_next_epoch('ledger') AS t1 \gset
+-- 1.2: the owner grants the application the scope; its tokens are external
+SELECT fencing.grant_scope('ledger', 'lead', 'fencing_app'), fencing.grant_scope('ledger', 'write', 'fencing_app');
+SELECT fencing.alter_scope_tokens('ledger', 'external');
 
 SET ROLE fencing_app;
 -- the application writes through the fence ...
@@ -31,10 +34,11 @@ SET fencing.bypass = on;
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 
--- the bypass: superuser only, explicit, and it raises no mark
-SET fencing.bypass = on;
+-- the bypass: superuser only, explicit, for one transaction, and it raises no mark
+BEGIN;
+SET LOCAL fencing.bypass = on;
 UPDATE ledger SET amount = 0 WHERE id = 1;
-RESET fencing.bypass;
+COMMIT;
 SELECT amount, tok = :t2 AS tok_unchanged FROM ledger;
 SELECT mark = :t2 AS mark_unchanged FROM fencing.scopes WHERE scope = 'ledger';
 

@@ -94,11 +94,13 @@ SELECT count(*) AS no_lease_rows_for_bad_input FROM fencing.leases WHERE scope I
 
 -- ordinary roles call the lease functions but cannot write the table
 CREATE ROLE lease_app;
+GRANT EXECUTE ON FUNCTION fencing.create_scope(text, text, regrole) TO lease_app;
 SET ROLE lease_app;
 SELECT granted FROM fencing.acquire_lease('app-scope', 'app-1', '1 minute');
 SELECT issued_by FROM fencing.terms WHERE scope = 'app-scope';
 UPDATE fencing.leases SET expires_at = 'infinity';
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
+REVOKE EXECUTE ON FUNCTION fencing.create_scope(text, text, regrole) FROM lease_app;
 DROP ROLE lease_app;
 DROP TABLE lease_jobs;

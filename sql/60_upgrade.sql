@@ -44,3 +44,50 @@ SELECT pg_describe_object(classid, objid, objsubid) AS member
 SELECT unnest(extconfig)::regclass AS dumped FROM pg_extension WHERE extname = 'fencing' ORDER BY 1;
 \c :regress_db
 DROP DATABASE fencing_upgrade;
+
+-- ---------------------------------------------------------------------------
+-- 1.1 -> 1.2, scope security (issue 7): existing scopes, marks, terms and
+-- leases keep working; pre-1.2 scopes are owned by the extension's owner and
+-- stay open to PUBLIC (with a NOTICE) until the DBA narrows them.
+-- ---------------------------------------------------------------------------
+CREATE DATABASE fencing_upgrade_12;
+\c fencing_upgrade_12
+\set SHOW_CONTEXT never
+CREATE EXTENSION fencing VERSION '1.1';
+CREATE ROLE regress_fencing_old_app;
+CREATE TABLE old_rows (id int PRIMARY KEY, tok bigint);
+SELECT fencing.protect('old_rows', 'tok', scope => 'old-clock');
+GRANT SELECT, INSERT, UPDATE ON old_rows TO regress_fencing_old_app;
+SELECT granted, term AS old_term FROM fencing.acquire_lease('old-clock', 'old-holder', '1 hour') \gset
+INSERT INTO old_rows VALUES (1, :old_term);
+SELECT fencing.reset_mark('old-external', 500);
+ALTER EXTENSION fencing UPDATE TO '1.2';
+SELECT extversion FROM pg_extension WHERE extname = 'fencing';
+SELECT scope, owner::regrole = (SELECT extowner FROM pg_extension WHERE extname = 'fencing')::regrole AS owned_by_ext_owner,
+       tokens, mark = CASE scope WHEN 'old-clock' THEN :old_term ELSE 500 END AS mark_kept
+  FROM fencing.scopes ORDER BY scope;
+SELECT scope, grantee, privilege FROM fencing.scope_grants ORDER BY 1, 3;
+SELECT holder, term = :old_term AS lease_term_kept, live FROM fencing.lease_status;
+SELECT count(*) AS terms_kept FROM fencing.terms WHERE scope = 'old-clock' AND epoch = :old_term;
+-- an application of 1.1 keeps working: PUBLIC may still lead, write and read
+SET ROLE regress_fencing_old_app;
+SELECT renewed FROM fencing.renew_lease('old-clock', 'old-holder', :old_term, '1 hour');
+UPDATE old_rows SET tok = :old_term WHERE id = 1;
+SELECT fencing.fence_next_epoch('old-clock') > :old_term AS app_still_leads;
+SELECT count(*) AS app_reads FROM fencing.scopes;
+RESET ROLE;
+-- until the DBA revokes PUBLIC
+SELECT fencing.revoke_scope('old-clock', p, 'public') FROM unnest(ARRAY['lead', 'write', 'read']) AS p;
+SET ROLE regress_fencing_old_app;
+SELECT fencing.fence_next_epoch('old-clock');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS app_reads FROM fencing.scopes WHERE scope = 'old-clock';
+RESET ROLE;
+-- the objects and configuration tables of an upgraded install are those of a fresh one
+SELECT pg_describe_object(classid, objid, objsubid) AS member
+  FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'fencing')
+  ORDER BY 1;
+\c :regress_db
+DROP DATABASE fencing_upgrade_12;
+DROP ROLE regress_fencing_old_app;

@@ -12,29 +12,19 @@
 #include "utils/guc.h"
 
 #include "marks/scope_mark.h"
+#include "security/bypass.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
 #include "trigger/running_statement.h"
 
 PG_MODULE_MAGIC;
 
-/* fencing.bypass: superuser-only switch that turns the fence trigger off. */
-bool		fencing_bypass = false;
-
 void		_PG_init(void);
 
 void
 _PG_init(void)
 {
-	DefineCustomBoolVariable("fencing.bypass",
-							 "Lets writes to protected tables through without any fencing check.",
-							 "Only superusers, or roles granted SET on this parameter, can change it. "
-							 "Meant for maintenance; marks are not raised while it is on.",
-							 &fencing_bypass,
-							 false,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
+	bypass_init();
 
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("fencing");

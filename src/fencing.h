@@ -41,10 +41,9 @@
  */
 #define ERRCODE_FENCING_STALE_TOKEN		MAKE_SQLSTATE('Z','F','0','0','1')
 #define ERRCODE_FENCING_MISSING_TOKEN	MAKE_SQLSTATE('Z','F','0','0','2')
+#define ERRCODE_FENCING_TOKEN_NOT_ISSUED	MAKE_SQLSTATE('Z','F','0','0','3')
+#define ERRCODE_FENCING_CLOCK_EXHAUSTED	MAKE_SQLSTATE('Z','F','0','0','4')
 #define ERRCODE_FENCING_TOKEN_CONFLICT	MAKE_SQLSTATE('Z','F','0','0','5')
-
-/* fencing.c */
-extern bool fencing_bypass;
 
 /* Validation of user-supplied values, shared by every module. */
 extern void fencing_check_scope_name(const char *scope);

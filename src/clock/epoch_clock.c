@@ -12,9 +12,15 @@
  *
  * The issuing transaction holds the scope lock exclusively, so the new mark
  * waits for in-flight writers of the scope and fences the old leader the
- * moment it commits.  A scope whose mark external tokens pushed beyond the
- * clock moves the clock forward first (under a clock lock, so the sequence
- * never moves backwards) and the new term is still above the mark.
+ * moment it commits.
+ *
+ * Each scope has its own clock: its next term is the larger of nextval()
+ * and one above both its mark and its latest term, so terms are unique and
+ * strictly increasing per scope.  No token of one scope moves the sequence
+ * or another scope's terms (1.1 dragged the shared sequence with setval(),
+ * which a single absurd token could exhaust for every scope); a scope whose
+ * mark is at the largest bigint has no term left, and only it fails.  The
+ * caller needs the "lead" privilege on the scope (security/scope_acl.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -30,17 +36,47 @@
 #include "utils/snapmgr.h"
 
 #include "marks/scope_mark.h"
+#include "security/scope_acl.h"
 #include "state/extension_state.h"
 
 #define FENCING_LOCKTAG_CLOCK	0xFE02
 
 /*
- * Next value of the clock that is above "floor".  nextval() runs under the
- * clock lock in share mode; moving the sequence forward with setval() needs
- * it exclusively, so no nextval() can slip in between and be overtaken.
+ * The next term of a scope: above its mark and its latest term, never moving
+ * the shared sequence for anyone else.
  */
 static int64
-clock_next_above(int64 floor)
+clock_next_for_scope(const char *scope, int64 mark, int64 latest)
+{
+	int64		floor = Max(mark, latest);
+	int64		value;
+
+	if (floor == PG_INT64_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCING_CLOCK_EXHAUSTED),
+				 errmsg("fencing scope \"%s\" has no term left to issue", scope),
+				 latest == PG_INT64_MAX ?
+				 errdetail("Scope \"%s\" has issued term " INT64_FORMAT ", the largest bigint.",
+						   scope, latest) :
+				 errdetail("The mark of scope \"%s\" is " INT64_FORMAT ", the largest bigint.",
+						   scope, mark),
+				 latest == PG_INT64_MAX ?
+				 errhint("Terms never repeat in a scope: use another scope name.") :
+				 errhint("The scope's owner can repair it with fencing.reset_mark(%s, mark), "
+						 "once no writer holds a token above that mark. Other scopes are not affected.",
+						 quote_literal_cstr(scope))));
+	value = nextval_internal(fencing_epoch_seq_relid(), false);
+	return Max(value, floor + 1);
+}
+
+/*
+ * 1.1's clock, for a schema not yet updated to 1.2 (terms are then unique
+ * across scopes): the next value of the shared sequence above "floor",
+ * moving the sequence forward with setval() when needed.  nextval() runs
+ * under the clock lock in share mode; setval() needs it exclusively.
+ */
+static int64
+clock_next_above_legacy(int64 floor)
 {
 	Oid			seq = fencing_epoch_seq_relid();
 	LOCKTAG		tag;
@@ -73,18 +109,17 @@ static void
 record_term(const char *scope, int64 epoch, const char *holder)
 {
 	static SPIPlanPtr plan = NULL;
+	/* the scope's row exists: scope_acl_require() created it if need be */
 	static const char *sql =
 		"WITH term AS ("
 		"  INSERT INTO fencing.terms (epoch, scope, holder, issued_by)"
-		"  VALUES ($2, $1, $3, $4) RETURNING epoch, scope, holder, issued_at)"
-		"INSERT INTO fencing.scopes AS s"
-		"  (scope, mark, epoch, holder, epoch_issued_at, terms_issued)"
-		"  SELECT scope, epoch, epoch, holder, issued_at, 1 FROM term "
-		"ON CONFLICT (scope) DO UPDATE SET"
-		"  mark = excluded.mark, mark_raised_at = excluded.epoch_issued_at,"
-		"  epoch = excluded.epoch, holder = excluded.holder,"
-		"  epoch_issued_at = excluded.epoch_issued_at,"
-		"  terms_issued = s.terms_issued OPERATOR(pg_catalog.+) 1";
+		"  VALUES ($2, $1, $3, $4) RETURNING epoch, scope, holder, issued_at) "
+		"UPDATE fencing.scopes AS s SET"
+		"  mark = term.epoch, mark_raised_at = term.issued_at,"
+		"  epoch = term.epoch, holder = term.holder,"
+		"  epoch_issued_at = term.issued_at,"
+		"  terms_issued = s.terms_issued OPERATOR(pg_catalog.+) 1 "
+		"FROM term WHERE s.scope OPERATOR(pg_catalog.=) term.scope";
 	Oid			argtypes[4] = {TEXTOID, INT8OID, TEXTOID, NAMEOID};
 	Datum		values[4];
 	NameData	issued_by;
@@ -109,6 +144,7 @@ fence_next_epoch(PG_FUNCTION_ARGS)
 	char	   *holder;
 	int64		mark;
 	int64		epoch;
+	ScopeInfo	info;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -125,9 +161,19 @@ fence_next_epoch(PG_FUNCTION_ARGS)
 	else
 		holder = GetUserNameFromId(GetOuterUserId(), false);
 
+	/*
+	 * Privilege first: a role that may not lead the scope must not queue an
+	 * exclusive lock behind its writers.  Checked again under the lock,
+	 * which also creates a new scope, owned by the caller, 'issued'.
+	 */
+	scope_acl_require(scope, SCOPE_PRIV_LEAD, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
 	/* waits for every in-flight writer of the scope */
 	mark = scope_mark_lock_exclusive(scope);
-	epoch = clock_next_above(mark);
+	scope_acl_require(scope, SCOPE_PRIV_LEAD, GetUserId(), SCOPE_MISSING_CREATE_ISSUED, &info);
+	if (scope_acl_installed())
+		epoch = clock_next_for_scope(scope, mark, info.epoch);
+	else
+		epoch = clock_next_above_legacy(mark);
 	record_term(scope, epoch, holder);
 	scope_mark_remember(scope, epoch);
 	fencing_require_durable_commit();

@@ -43,6 +43,7 @@
 #include "utils/snapmgr.h"
 
 #include "marks/mark_cache.h"
+#include "security/scope_acl.h"
 #include "state/extension_state.h"
 
 /* field4 of our lock tags: outside the values pg_advisory_lock() uses (1, 2). */
@@ -230,15 +231,17 @@ read_mark_for_change(const char *scope)
 	return read_mark_table(scope);
 }
 
-/* Store a higher mark; the caller holds the scope lock exclusively. */
+/*
+ * Store a higher mark; the caller holds the scope lock exclusively, and the
+ * scope's row exists (scope_acl_admit_raise() created it if need be).
+ */
 static void
 raise_mark(const char *scope, int64 token)
 {
 	static const char *sql =
-		"INSERT INTO fencing.scopes AS s (scope, mark) VALUES ($1, $2) "
-		"ON CONFLICT (scope) DO UPDATE "
-		"SET mark = excluded.mark, mark_raised_at = pg_catalog.now() "
-		"WHERE s.mark OPERATOR(pg_catalog.<) excluded.mark";
+		"UPDATE fencing.scopes AS s "
+		"SET mark = $2, mark_raised_at = pg_catalog.now() "
+		"WHERE s.scope OPERATOR(pg_catalog.=) $1 AND s.mark OPERATOR(pg_catalog.<) $2";
 	Oid			argtypes[2] = {TEXTOID, INT8OID};
 	Datum		values[2];
 
@@ -259,6 +262,16 @@ fencing_require_durable_commit(void)
 		(void) set_config_option("synchronous_commit", "on",
 								 PGC_USERSET, PGC_S_SESSION,
 								 GUC_ACTION_LOCAL, true, 0, false);
+}
+
+/* Raise a held scope's mark, for a write that passed every check. */
+static void
+raise_admitted(ScopeHold *entry, int64 token)
+{
+	/* scope security (issue 7): write privilege, 'issued' tokens; creates */
+	scope_acl_admit_raise(entry->scope, token);
+	raise_mark(entry->scope, token);
+	entry->mark = token;
 }
 
 /*
@@ -305,8 +318,11 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold)
 
 	if (token > entry->mark && entry->mode != ExclusiveLock)
 	{
-		LockAcquireResult res = LockAcquire(&tag, ExclusiveLock, false, false);
+		LockAcquireResult res;
 
+		/* scope security (issue 7): no privilege, no exclusive lock to wait for */
+		scope_acl_check_raise(scope, token);
+		res = LockAcquire(&tag, ExclusiveLock, false, false);
 		/* an upgrade keeps the share lock, which a write was admitted under */
 		entry->fresh = (entry->mode == NoLock && res == LOCKACQUIRE_OK);
 		entry->mode = ExclusiveLock;
@@ -327,8 +343,7 @@ scope_mark_confirm(ScopeHold *entry, int64 token)
 	if (token > entry->mark)
 	{
 		Assert(entry->mode == ExclusiveLock);
-		raise_mark(entry->scope, token);
-		entry->mark = token;
+		raise_admitted(entry, token);
 	}
 }
 
@@ -356,8 +371,7 @@ scope_mark_raise_deferred(const char *scope, int64 token)
 	entry = held_scope_entry(scope);
 	if (entry->mode != ExclusiveLock || token <= entry->mark)
 		return false;
-	raise_mark(scope, token);
-	entry->mark = token;
+	raise_admitted(entry, token);
 	return true;
 }
 
@@ -419,9 +433,10 @@ scope_mark_remember(const char *scope, int64 mark)
 }
 
 /*
- * fencing.reset_mark(scope, mark): the one way to lower a mark.  Execution
- * is revoked from PUBLIC by the SQL script; it also waits for in-flight
- * writers of the scope like any raise.
+ * fencing.reset_mark(scope, mark): the one way to lower a mark, for the
+ * scope's owner (or a superuser); checked before the lock, so others cannot
+ * queue behind the scope's writers.  It waits for in-flight writers of the
+ * scope like any raise.
  */
 PG_FUNCTION_INFO_V1(reset_mark);
 
@@ -430,9 +445,10 @@ reset_mark(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
 	static const char *sql =
-		"INSERT INTO fencing.scopes AS s (scope, mark) VALUES ($1, $2) "
-		"ON CONFLICT (scope) DO UPDATE "
-		"SET mark = excluded.mark, mark_raised_at = pg_catalog.now()";
+		"UPDATE fencing.scopes AS s "
+		"SET mark = $2, mark_raised_at = pg_catalog.now() "
+		"WHERE s.scope OPERATOR(pg_catalog.=) $1";
+	ScopeInfo	info;
 	Oid			argtypes[2] = {TEXTOID, INT8OID};
 	Datum		values[2];
 	char	   *scope;
@@ -452,7 +468,10 @@ reset_mark(PG_FUNCTION_ARGS)
 				 errmsg("mark must not be negative"),
 				 errdetail("Scope \"%s\", mark " INT64_FORMAT ".", scope, new_mark)));
 
+	/* scope security (issue 7): the owner; a new scope is the caller's */
+	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
 	old_mark = scope_mark_lock_exclusive(scope);
+	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_CREATE_EXTERNAL, &info);
 
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = Int64GetDatum(new_mark);

@@ -146,8 +146,8 @@ fencing_saved_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 }
 
 /*
- * Run one of our fixed INSERT statements as the owner of the extension's
- * tables, with a fresh snapshot (under REPEATABLE READ the transaction's own
+ * Run one of our fixed INSERT or UPDATE statements as the owner of the
+ * extension's tables, with a fresh snapshot (under REPEATABLE READ the transaction's own
  * would raise 40001 on a row another transaction changed since), firing
  * triggers (the mark-cache invalidation trigger on fencing.scopes).
  */
@@ -164,7 +164,7 @@ fencing_insert_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
 	rc = SPI_execute_snapshot(fencing_saved_plan(slot, sql, nargs, argtypes),
 							  values, NULL, GetLatestSnapshot(),
 							  InvalidSnapshot, false, true, 0);
-	if (rc != SPI_OK_INSERT)
+	if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
 		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(rc));
 	SPI_finish();
 	fencing_restore_user(&uctx);

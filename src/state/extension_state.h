@@ -39,7 +39,7 @@ extern void fencing_restore_user(const FencingUserContext *ctx);
 extern SPIPlanPtr fencing_saved_plan(SPIPlanPtr *slot, const char *sql,
 									 int nargs, Oid *argtypes);
 
-/* Run a saved INSERT of ours as the owner, with a fresh snapshot. */
+/* Run a saved INSERT or UPDATE of ours as the owner, with a fresh snapshot. */
 extern void fencing_insert_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
 									Oid *argtypes, Datum *values);
 

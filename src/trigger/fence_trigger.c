@@ -42,6 +42,7 @@
 #include "utils/snapmgr.h"
 
 #include "marks/scope_mark.h"
+#include "security/bypass.h"
 #include "state/extension_state.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
@@ -633,7 +634,7 @@ fence_trigger(PG_FUNCTION_ARGS)
 		if (!TRIGGER_FIRED_BEFORE(event))
 			protocol_violation(rel, "BEFORE TRUNCATE");
 		cfg = truncate_config(rel, trigdata->tg_trigger);
-		if (!fencing_bypass)
+		if (!fencing_bypass_active())
 			fence_truncate(rel, cfg);
 		return PointerGetDatum(NULL);
 	}
@@ -646,14 +647,14 @@ fence_trigger(PG_FUNCTION_ARGS)
 			fence_row_trigger(rel, trigdata->tg_trigger->tgfoid) == NULL)
 			protocol_violation(rel, "BEFORE the write");
 		cfg = fence_config_get(rel, trigdata->tg_trigger);
-		if (!fencing_bypass)
+		if (!fencing_bypass_active())
 			fence_inserted(rel, cfg, trigdata->tg_trigtuple);
 		return PointerGetDatum(NULL);
 	}
 
 	cfg = fence_config_get(rel, trigdata->tg_trigger);
 
-	if (fencing_bypass)
+	if (fencing_bypass_active())
 		return TRIGGER_FIRED_BY_UPDATE(event) ?
 			PointerGetDatum(trigdata->tg_newtuple) :
 			PointerGetDatum(trigdata->tg_trigtuple);

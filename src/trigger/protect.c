@@ -10,29 +10,59 @@
  * also to partitions attached later; statement triggers are not cloned, so
  * the TRUNCATE trigger is installed on each existing partition as well.
  *
+ * Each function checks that the caller owns the relation before it takes
+ * any lock on it (as core DDL does): otherwise any role could hold a lock on
+ * a table it cannot touch, a catalog even.  protect() with a fixed scope
+ * also needs the "write" privilege on the scope (security/scope_acl.c).
+ *
  *-------------------------------------------------------------------------
  */
 #include "fencing.h"
 
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/objectaddress.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "parser/parse_func.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
+#include "security/scope_acl.h"
 #include "trigger/fence_config.h"
 
 #define ROW_TRIGGER_NAME		"zz_fence_row"
 #define TRUNCATE_TRIGGER_NAME	"zz_fence_truncate"
 #define INSERTED_TRIGGER_NAME	"zz_fence_inserted"
+
+/* The caller must own the relation: checked on the catalog, without a lock. */
+static void
+require_table_owner(Oid relid)
+{
+	bool		owner;
+
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+#if PG_VERSION_NUM >= 160000
+	owner = object_ownercheck(RelationRelationId, relid, GetUserId());
+#else
+	owner = pg_class_ownercheck(relid, GetUserId());
+#endif
+	if (!owner)
+		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(relid)),
+					   get_rel_name(relid));
+}
 
 static void
 run_ddl(const char *sql)
@@ -146,6 +176,17 @@ protect(PG_FUNCTION_ARGS)
 		parse_token_source(text_to_cstring(PG_GETARG_TEXT_PP(5))) == FENCE_TOKENS_DECLARED)
 		args[nargs++] = "tokens=declared";
 
+	require_table_owner(relid);
+	if (!PG_ARGISNULL(2))
+	{
+		ScopeInfo	info;
+
+		fencing_check_scope_name(args[3]);
+		/* binding a table to a scope is writing to it; not created here */
+		scope_acl_require(args[3], SCOPE_PRIV_WRITE, GetUserId(),
+						  SCOPE_MISSING_MAY_CREATE, &info);
+	}
+
 	rel = table_open(relid, ShareRowExclusiveLock);
 	if (rel->rd_rel->relkind != RELKIND_RELATION &&
 		rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
@@ -211,6 +252,7 @@ unprotect(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("relation must not be null")));
 	relid = PG_GETARG_OID(0);
+	require_table_owner(relid);
 	rel = table_open(relid, ShareRowExclusiveLock);
 	partitions = partitions_of(rel);
 	table_close(rel, NoLock);
@@ -284,9 +326,12 @@ PG_FUNCTION_INFO_V1(protect_new_partitions);
 Datum
 protect_new_partitions(PG_FUNCTION_ARGS)
 {
-	List	   *tree = find_all_inheritors(PG_GETARG_OID(0), ShareRowExclusiveLock, NULL);
+	List	   *tree;
 	ListCell   *lc;
 	int			added = 0;
+
+	require_table_owner(PG_GETARG_OID(0));
+	tree = find_all_inheritors(PG_GETARG_OID(0), ShareRowExclusiveLock, NULL);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -32,6 +32,8 @@ sub q1 { return $node->safe_psql($db, $_[0]); }
 
 q1( q{
 	CREATE TABLE jobs (id int PRIMARY KEY, tok bigint, v text);
+	-- writes raise this scope's mark with tokens of their own (1.2: 'issued' by default)
+	SELECT fencing.create_scope('jobs', tokens => 'external');
 	SELECT fencing.protect('jobs', 'tok', scope => 'jobs');
 	CREATE TABLE plain (n int);
 });

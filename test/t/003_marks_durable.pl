@@ -40,6 +40,8 @@ sub mark
 $node->safe_psql(
 	$db, q{
 	CREATE TABLE jobs (id int PRIMARY KEY, tok bigint, v text);
+	-- writes raise this scope's mark with tokens of their own (1.2: 'issued' by default)
+	SELECT fencing.create_scope('jobs', tokens => 'external');
 	SELECT fencing.protect('jobs', 'tok', scope => 'jobs');
 	CREATE TABLE ext (id int PRIMARY KEY, tok bigint, v text);
 	SELECT fencing.protect('ext', 'tok', scope => 'ext');

@@ -1,0 +1,448 @@
+/*-------------------------------------------------------------------------
+ *
+ * scope_acl.c
+ *	  Scope owners and privileges, checked where each decision is made.
+ *
+ * Every scope has a row in fencing.scopes naming its owner and its token
+ * mode, and privileges in fencing.scope_grants (grantee 0 is PUBLIC):
+ *
+ *   lead   issue terms (fence_next_epoch), take/renew/release leases
+ *   write  raise the mark by a write; bind a table to the scope (protect)
+ *   read   see the scope's rows (any privilege implies it)
+ *
+ * The owner (or any role with the privileges of the owner role) has all of
+ * them, and alone may grant, revoke and reset the mark; superusers bypass.
+ * Only roles that may execute fencing.create_scope() create scopes, also
+ * implicitly, and then own them: no role can squat a name.
+ *
+ * A scope whose tokens are 'issued' admits a raise of its mark by a write
+ * only to a term the clock issued for it: a typed or forged token above the
+ * latest term fails with ZF003, whatever the table's stale-write policy.
+ *
+ * Nothing here runs on the hot path: the trigger calls in only to raise a
+ * mark.  Reads run as the extension owner with a fresh snapshot (a grant or
+ * revoke that committed is seen at once, also under REPEATABLE READ).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "security/scope_acl.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+static const char *const privilege_names[] = {"read", "write", "lead", "owner"};
+
+ScopePrivilege
+scope_privilege_from_name(const char *name)
+{
+	for (int i = SCOPE_PRIV_READ; i <= SCOPE_PRIV_LEAD; i++)
+		if (strcmp(name, privilege_names[i]) == 0)
+			return (ScopePrivilege) i;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unrecognized fencing scope privilege \"%s\"", name),
+			 errhint("A scope privilege is \"lead\", \"write\" or \"read\".")));
+	return SCOPE_PRIV_READ;		/* keep compiler quiet */
+}
+
+const char *
+scope_privilege_name(ScopePrivilege priv)
+{
+	return privilege_names[priv];
+}
+
+bool
+scope_acl_installed(void)
+{
+	Oid			nsp = get_namespace_oid(FENCING_SCHEMA, true);
+
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("scope_grants", nsp));
+}
+
+void
+scope_acl_spi_connect(FencingUserContext *uctx)
+{
+	fencing_become_owner(uctx);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+}
+
+int
+scope_acl_spi_execute(SPIPlanPtr *slot, const char *sql, int nargs,
+					  Oid *argtypes, Datum *values, bool read_only)
+{
+	int			rc = SPI_execute_snapshot(fencing_saved_plan(slot, sql, nargs, argtypes),
+										  values, NULL, GetLatestSnapshot(),
+										  InvalidSnapshot, read_only, !read_only, 0);
+
+	if (rc < 0)
+		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(rc));
+	return rc;
+}
+
+void
+scope_acl_spi_finish(FencingUserContext *uctx)
+{
+	SPI_finish();
+	fencing_restore_user(uctx);
+}
+
+bool
+scope_info_read(const char *scope, ScopeInfo *info)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"SELECT owner, tokens OPERATOR(pg_catalog.=) 'issued', epoch "
+		"FROM fencing.scopes WHERE scope OPERATOR(pg_catalog.=) $1";
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	FencingUserContext uctx;
+
+	values[0] = CStringGetTextDatum(scope);
+	memset(info, 0, sizeof(*info));
+	info->epoch = -1;
+	scope_acl_spi_connect(&uctx);
+	scope_acl_spi_execute(&plan, sql, 1, argtypes, values, true);
+	if (SPI_processed > 0)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum		d;
+
+		info->exists = true;
+		info->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
+		info->issued = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
+		d = SPI_getbinval(tup, desc, 3, &isnull);
+		if (!isnull)
+			info->epoch = DatumGetInt64(d);
+	}
+	scope_acl_spi_finish(&uctx);
+	return info->exists;
+}
+
+/* Whether a grant gives roleid priv on the scope (directly, by membership or to PUBLIC). */
+static bool
+granted(const char *scope, ScopePrivilege priv, Oid roleid)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"SELECT grantee, privilege FROM fencing.scope_grants "
+		"WHERE scope OPERATOR(pg_catalog.=) $1";
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	FencingUserContext uctx;
+	bool		found = false;
+
+	values[0] = CStringGetTextDatum(scope);
+	scope_acl_spi_connect(&uctx);
+	scope_acl_spi_execute(&plan, sql, 1, argtypes, values, true);
+	for (uint64 i = 0; i < SPI_processed && !found; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		bool		isnull;
+		Oid			grantee = DatumGetObjectId(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
+		char	   *privilege = SPI_getvalue(tup, SPI_tuptable->tupdesc, 2);
+
+		if ((priv == SCOPE_PRIV_READ || strcmp(privilege, privilege_names[priv]) == 0) &&
+			(grantee == InvalidOid || has_privs_of_role(roleid, grantee)))
+			found = true;
+	}
+	scope_acl_spi_finish(&uctx);
+	return found;
+}
+
+bool
+scope_acl_has(const char *scope, const ScopeInfo *info, ScopePrivilege priv, Oid roleid)
+{
+	if (superuser_arg(roleid))
+		return true;
+	if (!info->exists)
+		return false;
+	if (has_privs_of_role(roleid, info->owner))
+		return true;
+	if (priv == SCOPE_PRIV_OWNER)
+		return false;
+	return granted(scope, priv, roleid);
+}
+
+bool
+scope_acl_may_create(Oid roleid)
+{
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, REGROLEOID};
+	Oid			fn;
+
+	if (superuser_arg(roleid))
+		return true;
+	fn = LookupFuncName(list_make2(makeString(FENCING_SCHEMA), makeString("create_scope")),
+						3, argtypes, true);
+	return OidIsValid(fn) && pg_proc_aclcheck(fn, roleid, ACL_EXECUTE) == ACLCHECK_OK;
+}
+
+static const char *
+role_name(Oid roleid)
+{
+	const char *name = GetUserNameFromId(roleid, true);
+
+	return name != NULL ? name : psprintf("%u", roleid);
+}
+
+static void
+deny(const char *scope, ScopePrivilege priv, Oid roleid)
+{
+	static const char *const what[] = {
+		"Reading the scope",
+		"Raising the scope's mark by a write, or binding a table to the scope,",
+		"Issuing a term or taking, renewing or releasing a lease",
+		"Resetting the mark, granting, revoking or changing the owner"
+	};
+	const char *role = role_name(roleid);
+
+	if (priv == SCOPE_PRIV_OWNER)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for fencing scope \"%s\"", scope),
+				 errdetail("%s is for the owner of scope \"%s\" (or a superuser); role \"%s\" is not its owner.",
+						   what[priv], scope, role),
+				 errhint("The owner can hand the scope over with fencing.alter_scope_owner().")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for fencing scope \"%s\"", scope),
+			 errdetail("%s needs the \"%s\" privilege on scope \"%s\", which role \"%s\" does not have.",
+					   what[priv], privilege_names[priv], scope, role),
+			 errhint("The scope's owner can grant it: SELECT fencing.grant_scope(%s, '%s', %s);",
+					 quote_literal_cstr(scope), privilege_names[priv],
+					 quote_literal_cstr(role))));
+}
+
+static void
+deny_create(const char *scope, Oid roleid)
+{
+	const char *role = role_name(roleid);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to create fencing scope \"%s\"", scope),
+			 errdetail("Scope \"%s\" does not exist; creating it needs EXECUTE on function "
+					   "fencing.create_scope(text, text, regrole), which role \"%s\" does not have.",
+					   scope, role),
+			 errhint("A superuser can allow it: GRANT EXECUTE ON FUNCTION fencing.create_scope(text, text, regrole) TO %s;",
+					 quote_identifier(role))));
+}
+
+/* Insert the registry row of a new scope; false if it exists already. */
+bool
+scope_acl_create(const char *scope, Oid owner, bool issued)
+{
+	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr legacy_plan = NULL;
+	static const char *sql =
+		"INSERT INTO fencing.scopes (scope, mark, owner, tokens) VALUES ($1, 0, $2, $3) "
+		"ON CONFLICT (scope) DO NOTHING";
+	static const char *legacy_sql =
+		"INSERT INTO fencing.scopes (scope, mark) VALUES ($1, 0) "
+		"ON CONFLICT (scope) DO NOTHING";
+	Oid			argtypes[3] = {TEXTOID, OIDOID, TEXTOID};
+	Datum		values[3];
+	FencingUserContext uctx;
+	bool		inserted;
+
+	values[0] = CStringGetTextDatum(scope);
+	values[1] = ObjectIdGetDatum(owner);
+	values[2] = CStringGetTextDatum(issued ? "issued" : "external");
+	scope_acl_spi_connect(&uctx);
+	if (scope_acl_installed())
+		scope_acl_spi_execute(&plan, sql, 3, argtypes, values, false);
+	else
+		scope_acl_spi_execute(&legacy_plan, legacy_sql, 1, argtypes, values, false);
+	inserted = SPI_processed > 0;
+	scope_acl_spi_finish(&uctx);
+	return inserted;
+}
+
+void
+scope_acl_require(const char *scope, ScopePrivilege priv, Oid roleid,
+				  ScopeMissing missing, ScopeInfo *info)
+{
+	bool		create = missing == SCOPE_MISSING_CREATE_ISSUED ||
+		missing == SCOPE_MISSING_CREATE_EXTERNAL;
+
+	if (!scope_acl_installed())
+	{
+		/* 1.1's schema, until ALTER EXTENSION fencing UPDATE: no owners yet */
+		memset(info, 0, sizeof(*info));
+		info->epoch = -1;
+		if (create)
+			(void) scope_acl_create(scope, InvalidOid, false);
+		return;
+	}
+
+	if (!scope_info_read(scope, info))
+	{
+		if (missing == SCOPE_MISSING_OK)
+			return;
+		if (!scope_acl_may_create(roleid))
+			deny_create(scope, roleid);
+		if (!create)
+			return;
+		/* a concurrent creator may win: then its privileges decide, below */
+		(void) scope_acl_create(scope, roleid, missing == SCOPE_MISSING_CREATE_ISSUED);
+		if (!scope_info_read(scope, info))
+			elog(ERROR, "fencing scope \"%s\" vanished after its creation", scope);
+	}
+	if (!scope_acl_has(scope, info, priv, roleid))
+		deny(scope, priv, roleid);
+}
+
+/* Whether token is a term issued for the scope. */
+static bool
+term_issued(const char *scope, int64 token)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"SELECT 1 FROM fencing.terms "
+		"WHERE scope OPERATOR(pg_catalog.=) $1 AND epoch OPERATOR(pg_catalog.=) $2";
+	Oid			argtypes[2] = {TEXTOID, INT8OID};
+	Datum		values[2];
+	FencingUserContext uctx;
+	bool		found;
+
+	values[0] = CStringGetTextDatum(scope);
+	values[1] = Int64GetDatum(token);
+	scope_acl_spi_connect(&uctx);
+	scope_acl_spi_execute(&plan, sql, 2, argtypes, values, true);
+	found = SPI_processed > 0;
+	scope_acl_spi_finish(&uctx);
+	return found;
+}
+
+/*
+ * An 'issued' scope's mark rises by a write only to a term issued for it
+ * (one above the mark after a reset_mark(), say); anything else is a typo or
+ * a forgery, and an error whatever the table's stale-write policy.
+ */
+static void
+require_issued_token(const char *scope, const ScopeInfo *info, int64 token)
+{
+	if (!info->exists || !info->issued || term_issued(scope, token))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_TOKEN_NOT_ISSUED),
+			 errmsg("fencing token " INT64_FORMAT " was not issued for scope \"%s\"",
+					token, scope),
+			 info->epoch >= 0 ?
+			 errdetail("Scope \"%s\" admits only terms issued for it; its latest term is " INT64_FORMAT ".",
+					   scope, info->epoch) :
+			 errdetail("Scope \"%s\" admits only terms issued for it; none has been issued yet.",
+					   scope),
+			 errhint("Take a term with fencing.fence_next_epoch(%s) or a lease; a scope fed by an external lock service is created with fencing.create_scope(%s, tokens => 'external').",
+					 quote_literal_cstr(scope), quote_literal_cstr(scope))));
+}
+
+void
+scope_acl_check_raise(const char *scope, int64 token)
+{
+	ScopeInfo	info;
+
+	if (!scope_acl_installed())
+		return;
+	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
+	require_issued_token(scope, &info, token);
+}
+
+void
+scope_acl_admit_raise(const char *scope, int64 token)
+{
+	ScopeInfo	info;
+
+	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_CREATE_EXTERNAL, &info);
+	require_issued_token(scope, &info, token);
+}
+
+/*
+ * fencing.check_scope_privilege(scope text, privilege text, create_tokens text):
+ * for the lease functions, which are SECURITY DEFINER: checks the role that
+ * called them (the outer role: the session's current role), not the definer.
+ * create_tokens NULL: a missing scope passes (the call then changes nothing);
+ * 'issued' or 'external': a missing scope is created, owned by that role.
+ */
+PG_FUNCTION_INFO_V1(check_scope_privilege);
+
+Datum
+check_scope_privilege(PG_FUNCTION_ARGS)
+{
+	char	   *scope;
+	ScopePrivilege priv;
+	ScopeMissing missing = SCOPE_MISSING_OK;
+	ScopeInfo	info;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("scope and privilege must not be null")));
+	scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	fencing_check_scope_name(scope);
+	priv = scope_privilege_from_name(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	if (!PG_ARGISNULL(2))
+	{
+		char	   *tokens = text_to_cstring(PG_GETARG_TEXT_PP(2));
+
+		missing = strcmp(tokens, "external") == 0 ?
+			SCOPE_MISSING_CREATE_EXTERNAL : SCOPE_MISSING_CREATE_ISSUED;
+	}
+	scope_acl_require(scope, priv, GetOuterUserId(), missing, &info);
+	PG_RETURN_VOID();
+}
+
+/*
+ * fencing.may_read(scope text): the row-level security policy of the
+ * extension's tables.  Superusers, members of pg_monitor or
+ * pg_read_all_stats, the owner and any grantee of the scope.  Answers are
+ * kept for the rest of the query (per scope).
+ */
+typedef struct ReadAnswer
+{
+	char		scope[FENCING_SCOPE_MAX_LEN + 1];	/* hash key */
+	bool		may;
+} ReadAnswer;
+
+PG_FUNCTION_INFO_V1(may_read);
+
+Datum
+may_read(PG_FUNCTION_ARGS)
+{
+	Oid			roleid = GetUserId();
+	char	   *scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	HTAB	   *answers = (HTAB *) fcinfo->flinfo->fn_extra;
+	ReadAnswer *answer;
+	bool		found;
+	ScopeInfo	info;
+
+	if (superuser_arg(roleid) ||
+		has_privs_of_role(roleid, ROLE_PG_MONITOR) ||
+		has_privs_of_role(roleid, ROLE_PG_READ_ALL_STATS))
+		PG_RETURN_BOOL(true);
+	if (strlen(scope) > FENCING_SCOPE_MAX_LEN)
+		PG_RETURN_BOOL(false);
+	if (answers == NULL)
+	{
+		answers = fencing_scope_hash_create("fencing read answers", sizeof(ReadAnswer),
+											fcinfo->flinfo->fn_mcxt);
+		fcinfo->flinfo->fn_extra = answers;
+	}
+	answer = hash_search(answers, scope, HASH_ENTER, &found);
+	if (!found)
+		answer->may = scope_acl_installed() &&
+			scope_info_read(scope, &info) &&
+			scope_acl_has(scope, &info, SCOPE_PRIV_READ, roleid);
+	PG_RETURN_BOOL(answer->may);
+}

@@ -1,0 +1,89 @@
+/*-------------------------------------------------------------------------
+ *
+ * scope_acl.h
+ *	  Scope owners and privileges: who may issue terms, raise a mark, bind
+ *	  a table to a scope, read a scope's rows, and create scopes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SCOPE_ACL_H
+#define SCOPE_ACL_H
+
+#include "fencing.h"
+
+#include "executor/spi.h"
+
+#include "state/extension_state.h"
+
+typedef enum ScopePrivilege
+{
+	SCOPE_PRIV_READ,			/* see the scope's rows */
+	SCOPE_PRIV_WRITE,			/* raise the mark by a write; protect() */
+	SCOPE_PRIV_LEAD,			/* issue terms; take, renew, release leases */
+	SCOPE_PRIV_OWNER			/* grant, revoke, reset the mark */
+} ScopePrivilege;
+
+/* What a check does about a scope that does not exist yet. */
+typedef enum ScopeMissing
+{
+	SCOPE_MISSING_OK,			/* nothing: the call changes nothing then */
+	SCOPE_MISSING_MAY_CREATE,	/* the caller must be allowed to create it */
+	SCOPE_MISSING_CREATE_ISSUED,	/* create it, owned by the caller, 'issued' */
+	SCOPE_MISSING_CREATE_EXTERNAL	/* create it, owned by the caller, 'external' */
+} ScopeMissing;
+
+typedef struct ScopeInfo
+{
+	bool		exists;
+	Oid			owner;
+	bool		issued;			/* tokens = 'issued' */
+	int64		epoch;			/* latest term, or -1 */
+} ScopeInfo;
+
+/* Whether the installed schema has owners and privileges (1.2 and later). */
+extern bool scope_acl_installed(void);
+
+/* The scope's registry row, read as the extension owner with a fresh snapshot. */
+extern bool scope_info_read(const char *scope, ScopeInfo *info);
+
+extern bool scope_acl_has(const char *scope, const ScopeInfo *info,
+						  ScopePrivilege priv, Oid roleid);
+
+/*
+ * Error out unless roleid holds priv on the scope; handle a missing scope as
+ * told (creating it makes roleid its owner).  Fills *info.  Before 1.2's
+ * schema is installed, checks nothing and only makes sure the row exists
+ * when told to create it.
+ */
+extern void scope_acl_require(const char *scope, ScopePrivilege priv, Oid roleid,
+							  ScopeMissing missing, ScopeInfo *info);
+
+/*
+ * The raise path of a write (the trigger): the write privilege, and for
+ * 'issued' scopes that the token is a term issued for the scope.  "check"
+ * runs before the scope lock is taken exclusively and creates nothing;
+ * "admit" runs under it and creates the scope ('external') if missing.
+ */
+extern void scope_acl_check_raise(const char *scope, int64 token);
+extern void scope_acl_admit_raise(const char *scope, int64 token);
+
+/* Whether roleid may create scopes (EXECUTE on fencing.create_scope). */
+extern bool scope_acl_may_create(Oid roleid);
+
+/* Insert the registry row of a new scope; false if it exists already. */
+extern bool scope_acl_create(const char *scope, Oid owner, bool issued);
+
+/* Parse 'lead', 'write', 'read'. */
+extern ScopePrivilege scope_privilege_from_name(const char *name);
+extern const char *scope_privilege_name(ScopePrivilege priv);
+
+/*
+ * Our statements on the registry and the grants: connect to SPI as the
+ * extension owner, run saved plans with a fresh snapshot, finish.
+ */
+extern void scope_acl_spi_connect(FencingUserContext *uctx);
+extern int	scope_acl_spi_execute(SPIPlanPtr *slot, const char *sql, int nargs,
+								  Oid *argtypes, Datum *values, bool read_only);
+extern void scope_acl_spi_finish(FencingUserContext *uctx);
+
+#endif							/* SCOPE_ACL_H */
