@@ -182,9 +182,10 @@ DROP TABLE gen;
 CREATE TABLE per_row (id int, tok bigint);
 SELECT fencing.protect('per_row', 'tok');
 TRUNCATE per_row;
-SET fencing.bypass = on;
+BEGIN;
+SET LOCAL fencing.bypass = on;
 INSERT INTO per_row VALUES (1, NULL);
-RESET fencing.bypass;
+COMMIT;
 TRUNCATE per_row;
 CREATE TABLE by_shard (id int, shard text, tok bigint);
 SELECT fencing.protect('by_shard', 'tok', scope_column => 'shard');
@@ -219,6 +220,8 @@ DROP TABLE pa, pb, part;
 
 -- 9. a statement that writes nothing fences nobody
 CREATE TABLE oc (id int PRIMARY KEY, v text, tok bigint);
+-- an external-token scope: writes may raise its mark
+SELECT fencing.create_scope('conflict-scope', tokens => 'external');
 SELECT fencing.protect('oc', 'tok', scope => 'conflict-scope');
 SELECT fencing.fence_next_epoch('conflict-scope') AS c1 \gset
 INSERT INTO oc VALUES (1, 'leader', :c1);
