@@ -216,6 +216,10 @@ SELECT fencing.use_token('scope-b', :pb1);
 TRUNCATE part;
 COMMIT;
 SELECT relation, scope, enabled FROM fencing.protected_tables WHERE relation::text IN ('pa', 'pb') ORDER BY 1;
+-- detached, it is no longer protected: its writes and its TRUNCATE are free
+ALTER TABLE pb DETACH PARTITION part;
+INSERT INTO part VALUES (2, 1, NULL);
+TRUNCATE part;
 DROP TABLE pa, pb, part;
 
 -- 9. a statement that writes nothing fences nobody
@@ -238,6 +242,17 @@ SELECT mark = :c1 + 10 AS mark_raised FROM fencing.scopes WHERE scope = 'conflic
 INSERT INTO oc VALUES (1, 'upsert', :c1 + 20) ON CONFLICT (id) DO UPDATE SET v = excluded.v, tok = excluded.tok;
 SELECT mark = :c1 + 20 AS mark_raised FROM fencing.scopes WHERE scope = 'conflict-scope';
 SELECT id, v, tok - :c1 AS tok_above_c1 FROM oc ORDER BY id;
+-- the same on a partitioned table (the AFTER INSERT trigger is cloned)
+CREATE TABLE ocp (id int, k int, tok bigint, PRIMARY KEY (id, k)) PARTITION BY LIST (k);
+CREATE TABLE ocp1 PARTITION OF ocp FOR VALUES IN (1);
+SELECT fencing.protect('ocp', 'tok', scope => 'conflict-scope');
+CREATE TABLE ocp2 PARTITION OF ocp FOR VALUES IN (2);
+INSERT INTO ocp VALUES (1, 1, :c1 + 20), (1, 2, :c1 + 20);
+INSERT INTO ocp VALUES (1, 1, :c1 + 30), (1, 2, :c1 + 30) ON CONFLICT DO NOTHING;
+SELECT mark - :c1 AS mark_above_c1 FROM fencing.scopes WHERE scope = 'conflict-scope';
+INSERT INTO ocp VALUES (1, 1, :c1 + 30), (2, 2, :c1 + 30) ON CONFLICT DO NOTHING;
+SELECT mark - :c1 AS mark_above_c1 FROM fencing.scopes WHERE scope = 'conflict-scope';
+SELECT tableoid::regclass, id, tok - :c1 AS tok_above_c1 FROM ocp ORDER BY 1, 2;
 -- under skip, a row moving to another scope raises nothing when the old
 -- scope leaves it out
 CREATE TABLE sk (id int, shard text, tok bigint);

@@ -143,6 +143,26 @@ create_scope(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * The arguments of grant_scope() and revoke_scope(): (scope, privilege,
+ * grantee); only the scope's owner may change its privileges.
+ */
+static void
+privilege_change_args(FunctionCallInfo fcinfo, char **scope,
+					  ScopePrivilege *priv, Oid *grantee)
+{
+	ScopeInfo	info;
+
+	*scope = scope_arg(fcinfo, 0);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("privilege must not be null")));
+	*priv = scope_privilege_from_name(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	*grantee = grantee_arg(fcinfo, 2);
+	require_owner(*scope, &info);
+}
+
 /* fencing.grant_scope(scope text, privilege text, grantee text) returns boolean */
 PG_FUNCTION_INFO_V1(grant_scope);
 
@@ -153,21 +173,13 @@ grant_scope(PG_FUNCTION_ARGS)
 	static const char *sql =
 		"INSERT INTO fencing.scope_grants (scope, grantee, privilege, granted_by) "
 		"VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
-	char	   *scope = scope_arg(fcinfo, 0);
+	char	   *scope;
 	ScopePrivilege priv;
 	Oid			grantee;
-	ScopeInfo	info;
 	Oid			argtypes[4] = {TEXTOID, OIDOID, TEXTOID, OIDOID};
 	Datum		values[4];
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("privilege must not be null")));
-	priv = scope_privilege_from_name(text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	grantee = grantee_arg(fcinfo, 2);
-	require_owner(scope, &info);
-
+	privilege_change_args(fcinfo, &scope, &priv, &grantee);
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = ObjectIdGetDatum(grantee);
 	values[2] = CStringGetTextDatum(scope_privilege_name(priv));
@@ -185,21 +197,13 @@ revoke_scope(PG_FUNCTION_ARGS)
 	static const char *sql =
 		"DELETE FROM fencing.scope_grants WHERE scope OPERATOR(pg_catalog.=) $1 "
 		"AND grantee OPERATOR(pg_catalog.=) $2 AND privilege OPERATOR(pg_catalog.=) $3";
-	char	   *scope = scope_arg(fcinfo, 0);
+	char	   *scope;
 	ScopePrivilege priv;
 	Oid			grantee;
-	ScopeInfo	info;
 	Oid			argtypes[3] = {TEXTOID, OIDOID, TEXTOID};
 	Datum		values[3];
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("privilege must not be null")));
-	priv = scope_privilege_from_name(text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	grantee = grantee_arg(fcinfo, 2);
-	require_owner(scope, &info);
-
+	privilege_change_args(fcinfo, &scope, &priv, &grantee);
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = ObjectIdGetDatum(grantee);
 	values[2] = CStringGetTextDatum(scope_privilege_name(priv));

@@ -576,7 +576,9 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 /*
  * The configuration TRUNCATE is judged by: the relation's fence row trigger,
  * which Postgres keeps in step with the partition's current parent (its
- * clone), else the TRUNCATE trigger's own arguments.
+ * clone).  Without one the table is not protected (a partition detached
+ * from its protected parent keeps our TRUNCATE trigger): NULL, nothing to
+ * judge.
  */
 static const Trigger *
 fence_row_trigger(Relation rel, Oid fn_oid)
@@ -599,7 +601,7 @@ truncate_config(Relation rel, const Trigger *truncate_trigger)
 {
 	const Trigger *row_trigger = fence_row_trigger(rel, truncate_trigger->tgfoid);
 
-	return fence_config_get(rel, row_trigger != NULL ? row_trigger : truncate_trigger);
+	return row_trigger != NULL ? fence_config_get(rel, row_trigger) : NULL;
 }
 
 static void
@@ -634,7 +636,7 @@ fence_trigger(PG_FUNCTION_ARGS)
 		if (!TRIGGER_FIRED_BEFORE(event))
 			protocol_violation(rel, "BEFORE TRUNCATE");
 		cfg = truncate_config(rel, trigdata->tg_trigger);
-		if (!fencing_bypass_active())
+		if (cfg != NULL && !fencing_bypass_active())
 			fence_truncate(rel, cfg);
 		return PointerGetDatum(NULL);
 	}
