@@ -7,6 +7,7 @@
 EXTENSION = fencing
 MODULE_big = fencing
 OBJS = src/fencing.o \
+       src/common/input_checks.o \
        src/state/extension_state.o \
        src/clock/epoch_clock.o \
        src/marks/scope_mark.o \

@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * fencing.c
- *	  Module entry point of the fencing extension: settings and the
- *	  initialisation of each module, plus input checks they all share.
+ *	  Module entry point of the fencing extension: reserves the "fencing."
+ *	  settings prefix and initialises each module, nothing else.  The checks
+ *	  every module shares live in common/.
  *
  *-------------------------------------------------------------------------
  */
 #include "fencing.h"
 
-#include "utils/builtins.h"
 #include "utils/guc.h"
 
 #include "marks/scope_mark.h"
@@ -36,89 +36,4 @@ _PG_init(void)
 	declared_token_init();
 	fence_config_init();
 	running_statement_init();
-}
-
-/*
- * Scope names are the keys of the marks table and of the scope locks; keep
- * them non-empty and bounded so a typo or a runaway caller fails loudly.
- */
-void
-fencing_check_scope_name(const char *scope)
-{
-	size_t		len = strlen(scope);
-
-	if (len == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("fencing scope name must not be empty")));
-	if (len > FENCING_SCOPE_MAX_LEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_NAME_TOO_LONG),
-				 errmsg("fencing scope name is too long"),
-				 errdetail("The name is %zu bytes long; the limit is %d bytes.",
-						   len, FENCING_SCOPE_MAX_LEN)));
-}
-
-/* Holders name who took a term or a lease; bounded like scope names. */
-void
-fencing_check_holder(const char *holder)
-{
-	size_t		len = strlen(holder);
-
-	if (len == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("holder must not be empty")));
-	if (len > FENCING_HOLDER_MAX_LEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_NAME_TOO_LONG),
-				 errmsg("holder is too long"),
-				 errdetail("The holder is %zu bytes long; the limit is %d bytes.",
-						   len, FENCING_HOLDER_MAX_LEN)));
-}
-
-/*
- * fencing.check_names(scope text, holder text): the checks above, for the
- * lease functions written in SQL.
- */
-PG_FUNCTION_INFO_V1(check_names);
-
-Datum
-check_names(PG_FUNCTION_ARGS)
-{
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("fencing scope name must not be null")));
-	fencing_check_scope_name(text_to_cstring(PG_GETARG_TEXT_PP(0)));
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("holder must not be null"),
-				 errhint("Name the process asking for the lease, uniquely (host, pid, start time).")));
-	fencing_check_holder(text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	PG_RETURN_VOID();
-}
-
-/* A backend-local hash table keyed by scope name. */
-HTAB *
-fencing_scope_hash_create(const char *name, Size entrysize, MemoryContext cxt)
-{
-	HASHCTL		ctl;
-
-	ctl.keysize = FENCING_SCOPE_MAX_LEN + 1;
-	ctl.entrysize = entrysize;
-	ctl.hcxt = cxt;
-	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-}
-
-/* Tokens are non-negative: every lock service we know counts up from 0 or 1. */
-void
-fencing_check_token(int64 token)
-{
-	if (token < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("fencing token must not be negative"),
-				 errdetail("The token offered was " INT64_FORMAT ".", token)));
 }

@@ -45,12 +45,4 @@
 #define ERRCODE_FENCING_CLOCK_EXHAUSTED	MAKE_SQLSTATE('Z','F','0','0','4')
 #define ERRCODE_FENCING_TOKEN_CONFLICT	MAKE_SQLSTATE('Z','F','0','0','5')
 
-/* Validation of user-supplied values, shared by every module. */
-extern void fencing_check_scope_name(const char *scope);
-extern void fencing_check_holder(const char *holder);
-extern void fencing_check_token(int64 token);
-
-extern HTAB *fencing_scope_hash_create(const char *name, Size entrysize,
-									   MemoryContext cxt);
-
 #endif							/* FENCING_H */

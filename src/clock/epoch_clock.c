@@ -35,6 +35,7 @@
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
 
+#include "common/input_checks.h"
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
 #include "state/extension_state.h"

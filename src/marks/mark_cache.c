@@ -22,6 +22,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "common/input_checks.h"
 #include "marks/mark_cache.h"
 
 #include "utils/hsearch.h"

@@ -21,6 +21,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "common/input_checks.h"
 #include "marks/scope_mark.h"
 
 #include "access/genam.h"

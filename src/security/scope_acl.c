@@ -25,6 +25,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "common/input_checks.h"
 #include "security/scope_acl.h"
 
 #include "catalog/namespace.h"

@@ -41,6 +41,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "common/input_checks.h"
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
 #include "state/extension_state.h"
