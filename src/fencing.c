@@ -13,6 +13,7 @@
 
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
+#include "telemetry/fence_stats.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
 #include "trigger/running_statement.h"
@@ -36,6 +37,7 @@ _PG_init(void)
 	declared_token_init();
 	fence_config_init();
 	running_statement_init();
+	fence_stats_init();
 }
 
 /*

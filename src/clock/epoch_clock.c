@@ -38,6 +38,7 @@
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
 #include "state/extension_state.h"
+#include "telemetry/fence_stats.h"
 
 #define FENCING_LOCKTAG_CLOCK	0xFE02
 
@@ -175,6 +176,7 @@ fence_next_epoch(PG_FUNCTION_ARGS)
 	else
 		epoch = clock_next_above_legacy(mark);
 	record_term(scope, epoch, holder);
+	fence_stats_count_scope(scope, FENCE_STAT_TERMS);	/* telemetry (issue 9) */
 	scope_mark_remember(scope, epoch);
 	fencing_require_durable_commit();
 
