@@ -136,7 +136,7 @@ static const char *const kind_what[FENCE_STAT_NUM_KINDS] = {
 	"rejected a write without a token",
 	"rejected a token that was not issued",
 	"rejected a token that disagrees with the declared one",
-	"skipped a stale row"
+	"skipped a stale write"
 };
 static const int kind_errcodes[FENCE_STAT_NUM_KINDS] = {
 	ERRCODE_FENCING_STALE_TOKEN,
@@ -192,14 +192,6 @@ fence_stats_shmem_startup(void)
 void
 fence_stats_init(void)
 {
-	DefineCustomIntVariable("fencing.stats_max",
-							"Maximum number of scopes and relations whose fencing statistics are kept.",
-							"Takes effect only with fencing in shared_preload_libraries; "
-							"events of keys beyond it are not counted (see fencing.stats_info()).",
-							&stats_max,
-							1000, 100, 100000,
-							PGC_POSTMASTER, 0,
-							NULL, NULL, NULL);
 	DefineCustomEnumVariable("fencing.log_rejections",
 							 "Level at which each rejected write is logged, with its SQLSTATE, scope, table, token and mark.",
 							 NULL,
@@ -222,8 +214,16 @@ fence_stats_init(void)
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 
+	/* the rest needs shared memory; a postmaster setting can only be defined then */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+	DefineCustomIntVariable("fencing.stats_max",
+							"Maximum number of scopes and relations whose fencing statistics are kept.",
+							"Events of keys beyond it are not counted (see fencing.stats_info()).",
+							&stats_max,
+							1000, 100, 100000,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
 #if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = fence_stats_shmem_request;
