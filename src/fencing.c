@@ -26,6 +26,8 @@ void
 _PG_init(void)
 {
 	bypass_init();
+	/* settings before the prefix is reserved, which drops placeholders */
+	fence_stats_init();
 
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("fencing");
@@ -37,7 +39,6 @@ _PG_init(void)
 	declared_token_init();
 	fence_config_init();
 	running_statement_init();
-	fence_stats_init();
 }
 
 /*
