@@ -7,7 +7,7 @@
 EXTENSION = fencing
 MODULE_big = fencing
 OBJS = src/fencing.o \
-       src/common/input_checks.o \
+       src/checks/input_checks.o \
        src/state/extension_state.o \
        src/clock/epoch_clock.o \
        src/marks/scope_mark.o \
@@ -15,6 +15,7 @@ OBJS = src/fencing.o \
        src/security/bypass.o \
        src/security/scope_acl.o \
        src/security/scope_admin.o \
+       src/telemetry/fence_stats.o \
        src/tokens/declared_token.o \
        src/trigger/fence_config.o \
        src/trigger/fence_trigger.o \

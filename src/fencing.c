@@ -3,7 +3,7 @@
  * fencing.c
  *	  Module entry point of the fencing extension: reserves the "fencing."
  *	  settings prefix and initialises each module, nothing else.  The checks
- *	  every module shares live in common/.
+ *	  every module shares live in checks/.
  *
  *-------------------------------------------------------------------------
  */
@@ -13,6 +13,7 @@
 
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
+#include "telemetry/fence_stats.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
 #include "trigger/running_statement.h"
@@ -25,6 +26,8 @@ void
 _PG_init(void)
 {
 	bypass_init();
+	/* settings before the prefix is reserved, which drops placeholders */
+	fence_stats_init();
 
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("fencing");

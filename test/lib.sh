@@ -37,6 +37,9 @@ fencing_prereqs() {
 # Debian packages that building the .deb needs (debian/control's Build-Depends).
 FENCING_PACKAGE_PREREQS=(dpkg-dev debhelper postgresql-server-dev-all)
 
+# Debian packages that test/exporter needs (the Prometheus exporter, an HTTP client).
+FENCING_EXPORTER_PREREQS=(prometheus-postgres-exporter curl)
+
 # FENCING_PG_CONFIG chooses another (e.g. relocated) installation of the server.
 fencing_pg_config() {
     echo "${FENCING_PG_CONFIG:-/usr/lib/postgresql/$FENCING_PG_MAJOR/bin/pg_config}"

@@ -35,10 +35,11 @@
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
 
-#include "common/input_checks.h"
+#include "checks/input_checks.h"
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
 #include "state/extension_state.h"
+#include "telemetry/fence_stats.h"
 
 #define FENCING_LOCKTAG_CLOCK	0xFE02
 
@@ -176,6 +177,7 @@ fence_next_epoch(PG_FUNCTION_ARGS)
 	else
 		epoch = clock_next_above_legacy(mark);
 	record_term(scope, epoch, holder);
+	fence_stats_count_scope(scope, FENCE_STAT_TERMS);	/* telemetry (issue 9) */
 	scope_mark_remember(scope, epoch);
 	fencing_require_durable_commit();
 

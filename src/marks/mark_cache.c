@@ -22,7 +22,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "common/input_checks.h"
+#include "checks/input_checks.h"
 #include "marks/mark_cache.h"
 
 #include "utils/hsearch.h"

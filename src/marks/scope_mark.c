@@ -21,7 +21,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "common/input_checks.h"
+#include "checks/input_checks.h"
 #include "marks/scope_mark.h"
 
 #include "access/genam.h"

@@ -25,7 +25,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "common/input_checks.h"
+#include "checks/input_checks.h"
 #include "security/scope_acl.h"
 
 #include "catalog/namespace.h"
@@ -39,6 +39,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+
+#include "telemetry/fence_stats.h"
 
 static const char *const privilege_names[] = {"read", "write", "lead", "owner"};
 
@@ -336,6 +338,7 @@ require_issued_token(const char *scope, const ScopeInfo *info, int64 token)
 {
 	if (!info->exists || !info->issued || term_issued(scope, token))
 		return;
+	fence_stats_reject(FENCE_STAT_NOT_ISSUED, NULL, scope, token, -1, -1);	/* telemetry (issue 9) */
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_TOKEN_NOT_ISSUED),
 			 errmsg("fencing token " INT64_FORMAT " was not issued for scope \"%s\"",

@@ -11,7 +11,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "common/input_checks.h"
+#include "checks/input_checks.h"
 #include "security/scope_acl.h"
 
 #include "catalog/pg_type.h"

@@ -10,7 +10,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "common/input_checks.h"
+#include "checks/input_checks.h"
 #include "tokens/declared_token.h"
 
 #include "access/xact.h"

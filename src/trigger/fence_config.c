@@ -10,7 +10,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "common/input_checks.h"
+#include "checks/input_checks.h"
 #include "trigger/fence_config.h"
 
 #include "access/attnum.h"

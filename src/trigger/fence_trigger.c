@@ -41,10 +41,11 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "common/input_checks.h"
+#include "checks/input_checks.h"
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
 #include "state/extension_state.h"
+#include "telemetry/fence_stats.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
 #include "trigger/running_statement.h"
@@ -85,12 +86,11 @@ reject_stale(Relation rel, const FenceConfig *cfg, const char *scope,
 {
 	if (cfg->on_stale == FENCE_ON_STALE_SKIP)
 	{
-		ereport(DEBUG1,
-				(errmsg("skipping stale write to relation \"%s\": token " INT64_FORMAT
-						" is below mark " INT64_FORMAT,
-						RelationGetRelationName(rel), token, mark)));
+		/* counted and logged at fencing.log_skips */
+		fence_stats_reject(FENCE_STAT_SKIPPED, rel, scope, token, mark, -1);
 		return false;
 	}
+	fence_stats_reject(FENCE_STAT_STALE, rel, scope, token, mark, -1);
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_STALE_TOKEN),
 			 errmsg("stale fencing token for relation \"%s\"",
@@ -112,6 +112,7 @@ reject_missing(Relation rel, const FenceConfig *cfg, const char *scope)
 	const char *declare = scope == NULL ? "fencing.use_token(token)" :
 		psprintf("fencing.use_token(%s, token)", quote_literal_cstr(scope));
 
+	fence_stats_reject(FENCE_STAT_MISSING, rel, scope, -1, -1, -1);
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_MISSING_TOKEN),
 			 errmsg("missing fencing token for relation \"%s\"",
@@ -133,6 +134,7 @@ static void
 reject_conflict(Relation rel, const FenceConfig *cfg, const char *scope,
 				int64 column, int64 declared)
 {
+	fence_stats_reject(FENCE_STAT_CONFLICT, rel, scope, column, -1, declared);
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_TOKEN_CONFLICT),
 			 errmsg("fencing token in column \"%s\" disagrees with the declared token for relation \"%s\"",
@@ -605,6 +607,28 @@ truncate_config(Relation rel, const Trigger *truncate_trigger)
 	return row_trigger != NULL ? fence_config_get(rel, row_trigger) : NULL;
 }
 
+/* A write let through by fencing.bypass: counted for its table and scope. */
+static void
+count_bypass(Relation rel, const FenceConfig *cfg, HeapTuple tuple)
+{
+	const char *scope = NULL;
+
+	if (cfg->scope_kind == FENCE_SCOPE_CONSTANT)
+		scope = cfg->scope_name;
+	else if (cfg->scope_kind == FENCE_SCOPE_COLUMN && tuple != NULL)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, cfg->scope_attnum, RelationGetDescr(rel), &isnull);
+
+		/* no error here: the bypass lets even a row without a scope through */
+		if (!isnull)
+			scope = scope_text(cfg, d);
+		if (scope != NULL && (scope[0] == '\0' || strlen(scope) > FENCING_SCOPE_MAX_LEN))
+			scope = NULL;
+	}
+	fence_stats_bypass(rel, scope);
+}
+
 static void
 protocol_violation(Relation rel, const char *requirement)
 {
@@ -631,6 +655,7 @@ fence_trigger(PG_FUNCTION_ARGS)
 				 errmsg("fence_trigger: not called by trigger manager")));
 	event = trigdata->tg_event;
 	rel = trigdata->tg_relation;
+	fence_stats_relid = RelationGetRelid(rel);	/* for a ZF003 raised below */
 
 	if (TRIGGER_FIRED_BY_TRUNCATE(event))
 	{
@@ -639,6 +664,8 @@ fence_trigger(PG_FUNCTION_ARGS)
 		cfg = truncate_config(rel, trigdata->tg_trigger);
 		if (cfg != NULL && !fencing_bypass_active())
 			fence_truncate(rel, cfg);
+		else
+			count_bypass(rel, cfg, NULL);
 		return PointerGetDatum(NULL);
 	}
 	if (!TRIGGER_FIRED_FOR_ROW(event))
@@ -658,9 +685,13 @@ fence_trigger(PG_FUNCTION_ARGS)
 	cfg = fence_config_get(rel, trigdata->tg_trigger);
 
 	if (fencing_bypass_active())
+	{
+		count_bypass(rel, cfg, TRIGGER_FIRED_BY_UPDATE(event) ?
+					 trigdata->tg_newtuple : trigdata->tg_trigtuple);
 		return TRIGGER_FIRED_BY_UPDATE(event) ?
 			PointerGetDatum(trigdata->tg_newtuple) :
 			PointerGetDatum(trigdata->tg_trigtuple);
+	}
 
 	if (TRIGGER_FIRED_BY_INSERT(event))
 		return PointerGetDatum(fence_insert(rel, cfg, trigdata->tg_trigtuple,

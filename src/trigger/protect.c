@@ -37,7 +37,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "common/input_checks.h"
+#include "checks/input_checks.h"
 #include "security/scope_acl.h"
 #include "trigger/fence_config.h"
 

@@ -6,7 +6,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "common/input_checks.h"
+#include "checks/input_checks.h"
 
 #include "utils/builtins.h"
 
