@@ -662,10 +662,12 @@ fence_trigger(PG_FUNCTION_ARGS)
 		if (!TRIGGER_FIRED_BEFORE(event))
 			protocol_violation(rel, "BEFORE TRUNCATE");
 		cfg = truncate_config(rel, trigdata->tg_trigger);
-		if (cfg != NULL && !fencing_bypass_active())
-			fence_truncate(rel, cfg);
-		else
+		if (cfg == NULL)
+			return PointerGetDatum(NULL);	/* not protected (any more) */
+		if (fencing_bypass_active())
 			count_bypass(rel, cfg, NULL);
+		else
+			fence_truncate(rel, cfg);
 		return PointerGetDatum(NULL);
 	}
 	if (!TRIGGER_FIRED_FOR_ROW(event))
