@@ -12,6 +12,7 @@ OBJS = src/fencing.o \
        src/clock/epoch_clock.o \
        src/marks/scope_mark.o \
        src/marks/mark_cache.o \
+       src/marks/scope_lock.o \
        src/security/bypass.o \
        src/security/scope_acl.o \
        src/security/scope_admin.o \

@@ -8,10 +8,14 @@
 # by etcdctl). The token is the lock key's mod_revision: etcd revisions only go
 # up, so each new holder of the lock has a higher one. (Not the response
 # header's revision, nor ETCD_LOCK_REV, which is that header's.) The worker
-# declares it with fencing.use_token() in every transaction; the first write
-# with a higher token raises the scope's mark, and from then on the previous
-# holder's writes fail with SQLSTATE ZF001 — even though nothing tells a
-# paused etcdctl, or its child, that the session was lost.
+# declares it with fencing.use_token() in every transaction. Right after it
+# gets the lock it calls fencing.takeover(scope, token), which raises the
+# scope's mark at once: from then on the previous holder's writes fail with
+# SQLSTATE ZF001 — even though nothing tells a paused etcdctl, or its child,
+# that the session was lost, and before this worker writes anything.
+# (TAKEOVER=0 leaves that out: the mark then rises only at the first write,
+# and a resumed old holder can still commit until then; test/etcd_takeover
+# shows both.)
 # The table is examples/schema.sql's. Debian: apt-get install etcd-client.
 set -uo pipefail
 
@@ -21,6 +25,8 @@ HOLDER="$NAME@$(hostname):$$"
 LOCK=fencing-example/$SCOPE             # the etcd lock's name
 TTL=${LEASE_TTL:-2}                     # etcd session TTL, seconds
 BATCHES=${BATCHES:-3} ITEMS=${ITEMS:-3} GAP=${ITEM_GAP:-0.3}
+TAKEOVER=${TAKEOVER:-1}                 # fence the previous holder at once
+HOLD=${HOLD_BEFORE_WRITE:-0}            # seconds between takeover and first write (tests)
 export ETCDCTL_API=3 PGOPTIONS="-c idle_in_transaction_session_timeout=$((TTL * 500))ms"
 
 log() { echo "$NAME: $*"; }
@@ -33,6 +39,15 @@ acquire() {   # wait for the lock; sets key and token
     token=$(etcdctl get "$key" -w fields | awk '$1 == "\"ModRevision\"" {print $3}')
     [ -n "$token" ] || { log "lock key $key is gone already"; release; return 1; }
     log "leading with token $token (mod_revision of $key)"
+    if [ "$TAKEOVER" = 1 ]; then
+        local err
+        if ! err=$(psql -X -q -At -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -v scope="$SCOPE" -v token="$token" \
+                        2>&1 >/dev/null <<<"SELECT fencing.takeover(:'scope', :token)"); then
+            log "takeover failed: ${err//$'\n'/ }"; release; return 1
+        fi
+        log "took over with token $token: the previous holder is fenced"
+    fi
+    sleep "$HOLD"
 }
 
 holding() {   # is our lock key still there? (the etcd session is alive)

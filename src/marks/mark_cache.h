@@ -13,13 +13,25 @@
 
 extern void mark_cache_init(void);
 
-/* Caller holds the scope lock; get/put also need mark_cache_sync() first. */
+/*
+ * Caller holds the scope lock; get/put also need mark_cache_sync() first.
+ * A read of the table goes between mark_cache_read_start() and
+ * mark_cache_put(), which caches nothing if the scope was invalidated
+ * meanwhile.
+ */
 extern void mark_cache_sync(void);
 extern bool mark_cache_get(const char *scope, int64 *mark);
-extern void mark_cache_put(const char *scope, int64 mark);
+extern uint64 mark_cache_read_start(const char *scope);
+extern void mark_cache_put(const char *scope, int64 mark, uint64 read_start);
 extern void mark_cache_forget(const char *scope);
 
-/* fencing.scopes is being written: every backend drops its cache at commit. */
+/* The pseudo-OID whose relcache invalidation stands for the scope. */
+extern Oid	mark_cache_inval_id(const char *scope);
+
+/* A scope's row is being written: every backend forgets it at commit. */
+extern void mark_cache_invalidate_scope(const char *scope);
+
+/* fencing.scopes as a whole: every backend drops its cache at commit. */
 extern void mark_cache_invalidate_all(void);
 
 #endif							/* MARK_CACHE_H */

@@ -10,7 +10,9 @@
  * arrives after the raise committed reads the new mark.  The lock is a
  * heavyweight lock with a tag of our own (an advisory-type tag with a field4
  * that pg_advisory_lock() cannot produce), so waits show up in pg_locks, obey
- * lock_timeout and take part in deadlock detection.
+ * lock_timeout and take part in deadlock detection.  A transaction that
+ * writes many scopes locks the later ones by stripe (scope_lock.c), so the
+ * number of locks it holds stays bounded.
  *
  * Once the lock is held the mark cannot move, so each transaction reads a
  * scope's mark once (with a fresh snapshot: under REPEATABLE READ the
@@ -25,6 +27,7 @@
 #include "marks/scope_mark.h"
 
 #include "access/genam.h"
+#include "access/relation.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -36,6 +39,8 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "catalog/pg_authid.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
@@ -44,11 +49,9 @@
 #include "utils/snapmgr.h"
 
 #include "marks/mark_cache.h"
+#include "marks/scope_lock.h"
 #include "security/scope_acl.h"
 #include "state/extension_state.h"
-
-/* field4 of our lock tags: outside the values pg_advisory_lock() uses (1, 2). */
-#define FENCING_LOCKTAG_SCOPE	0xFE01
 
 struct ScopeHold
 {
@@ -57,6 +60,7 @@ struct ScopeHold
 	LOCKMODE	mode;			/* NoLock, ShareLock or ExclusiveLock */
 	int64		mark;			/* valid while mode != NoLock */
 	bool		fresh;			/* this entry acquired the lock it holds */
+	bool		coarse;			/* locked by its stripe (scope_lock.c) */
 	bool		confirmed;		/* a write was admitted under the lock */
 };
 
@@ -109,6 +113,7 @@ scope_mark_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PREPARE:
 			forget_held_scopes();
+			scope_lock_forget();
 			changed_marks = false;
 			raise_deferred = false;
 			break;
@@ -127,7 +132,10 @@ scope_mark_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 							SubTransactionId parentSubid, void *arg)
 {
 	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
 		forget_held_scopes();
+		scope_lock_forget();
+	}
 }
 
 void
@@ -155,25 +163,42 @@ held_scope_entry(const char *scope)
 		entry->mark = SCOPE_MARK_NONE;
 		entry->fresh = false;
 		entry->confirmed = false;
+		entry->coarse = false;
 	}
 	return entry;
 }
 
-static void
-scope_locktag(LOCKTAG *tag, const char *scope)
+/* Lock a held scope's entry in "mode"; the first lock decides its level. */
+static LockAcquireResult
+lock_entry(ScopeHold *entry, LOCKMODE mode)
 {
-	uint64		h = hash_bytes_extended((const unsigned char *) scope,
-										(int) strlen(scope), 0);
-
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h,
-						 FENCING_LOCKTAG_SCOPE);
+	if (entry->mode == NoLock)
+		entry->coarse = scope_lock_next_is_coarse();
+	return scope_lock_acquire(entry->scope, mode, entry->coarse);
 }
 
-/* The committed mark of a scope, read from fencing.scopes with a fresh snapshot. */
+/* Give back the lock of an entry that took it and admitted nothing under it. */
+static void
+unlock_entry(ScopeHold *entry)
+{
+	if (!entry->coarse)
+		scope_lock_release(entry->scope, entry->mode);
+	entry->mode = NoLock;
+	entry->fresh = false;
+}
+
+/*
+ * The committed mark of a scope, read from fencing.scopes with a fresh
+ * snapshot.  The snapshot is taken after the table and its index are open:
+ * opening a relation accepts invalidation messages, and a message consumed
+ * after the snapshot is a change the read does not see (the mark cache also
+ * guards against that with its counter).
+ */
 static int64
 read_mark_table(const char *scope)
 {
 	Relation	rel = table_open(fencing_scopes_relid(), AccessShareLock);
+	Relation	idx = index_open(fencing_scopes_pkey_relid(), AccessShareLock);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	ScanKeyData key;
 	SysScanDesc scan;
@@ -196,6 +221,7 @@ read_mark_table(const char *scope)
 	}
 	systable_endscan(scan);
 	UnregisterSnapshot(snapshot);
+	index_close(idx, AccessShareLock);
 	table_close(rel, AccessShareLock);
 	return mark;
 }
@@ -209,12 +235,15 @@ read_mark_shared(const char *scope)
 {
 	int64		mark;
 
+	uint64		read_start;
+
 	mark_cache_sync();
 	if (!changed_marks && mark_cache_get(scope, &mark))
 		return mark;
+	read_start = mark_cache_read_start(scope);
 	mark = read_mark_table(scope);
 	if (!changed_marks)
-		mark_cache_put(scope, mark);
+		mark_cache_put(scope, mark, read_start);
 	return mark;
 }
 
@@ -226,9 +255,8 @@ static int64
 read_mark_for_change(const char *scope)
 {
 	changed_marks = true;
+	/* a change of the row tells the other backends (forget_cached_marks) */
 	mark_cache_forget(scope);
-	/* at commit every backend forgets its cached marks (see mark_cache.c) */
-	mark_cache_invalidate_all();
 	return read_mark_table(scope);
 }
 
@@ -291,7 +319,6 @@ bool
 scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold)
 {
 	ScopeHold *entry = held_scope_entry(scope);
-	LOCKTAG		tag;
 
 	*hold = entry;
 	/* the common case, every row after the first of the transaction */
@@ -301,19 +328,17 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold)
 		return token == entry->mark || stale(entry);
 	}
 
-	scope_locktag(&tag, scope);
 	if (entry->mode == NoLock)
 	{
-		LockAcquireResult res = LockAcquire(&tag, ShareLock, false, false);
+		LockAcquireResult res = lock_entry(entry, ShareLock);
 
 		entry->mode = ShareLock;
-		entry->fresh = (res == LOCKACQUIRE_OK);
+		entry->fresh = (res == LOCKACQUIRE_OK && !entry->coarse);
 		entry->mark = read_mark_shared(scope);
 		if (token > entry->mark && entry->fresh && !entry->confirmed)
 		{
 			/* nothing was written under this lock yet: give it back */
-			LockRelease(&tag, ShareLock, false);
-			entry->mode = NoLock;
+			unlock_entry(entry);
 		}
 	}
 
@@ -323,9 +348,9 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold)
 
 		/* scope security (issue 7): no privilege, no exclusive lock to wait for */
 		scope_acl_check_raise(scope, token);
-		res = LockAcquire(&tag, ExclusiveLock, false, false);
+		res = lock_entry(entry, ExclusiveLock);
 		/* an upgrade keeps the share lock, which a write was admitted under */
-		entry->fresh = (entry->mode == NoLock && res == LOCKACQUIRE_OK);
+		entry->fresh = (entry->mode == NoLock && res == LOCKACQUIRE_OK && !entry->coarse);
 		entry->mode = ExclusiveLock;
 		entry->mark = read_mark_for_change(scope);
 	}
@@ -385,14 +410,9 @@ scope_mark_raise_pending(void)
 void
 scope_mark_abandon(ScopeHold *entry)
 {
-	LOCKTAG		tag;
-
 	if (entry->mode == NoLock || !entry->fresh || entry->confirmed)
 		return;
-	scope_locktag(&tag, entry->scope);
-	LockRelease(&tag, entry->mode, false);
-	entry->mode = NoLock;
-	entry->fresh = false;
+	unlock_entry(entry);
 }
 
 bool
@@ -413,10 +433,7 @@ scope_mark_lock_exclusive(const char *scope)
 
 	if (entry->mode != ExclusiveLock)
 	{
-		LOCKTAG		tag;
-
-		scope_locktag(&tag, scope);
-		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		(void) lock_entry(entry, ExclusiveLock);
 		entry->mode = ExclusiveLock;
 		entry->mark = read_mark_for_change(scope);
 	}
@@ -494,6 +511,86 @@ reset_mark(PG_FUNCTION_ARGS)
 }
 
 /*
+ * fencing.takeover(scope, token): the new holder of an external lock (etcd,
+ * ZooKeeper, Consul, Kubernetes) raises the scope's mark to its token at
+ * once, so the previous holder is fenced at takeover, not at the new
+ * holder's first write.  Like a raising write: the write privilege (checked
+ * before any lock), the exclusive scope lock (waits for in-flight writers of
+ * the scope), a durable commit; an 'issued' scope takes only its own terms
+ * (ZF003).  A token below the mark is stale (ZF001); the mark itself is
+ * accepted and changes nothing (a retried takeover).  Returns the previous
+ * mark, NULL for a new scope.
+ */
+PG_FUNCTION_INFO_V1(takeover);
+
+Datum
+takeover(PG_FUNCTION_ARGS)
+{
+	ScopeInfo	info;
+	ScopeHold  *hold;
+	char	   *scope;
+	int64		token;
+	int64		mark;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("scope and token must not be null")));
+	scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	token = PG_GETARG_INT64(1);
+	fencing_check_scope_name(scope);
+	fencing_check_token(token);
+
+	/* scope security (issue 7): write, also when nothing is raised */
+	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
+	if (!scope_mark_check(scope, token, &mark, &hold))
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCING_STALE_TOKEN),
+				 errmsg("stale fencing token for scope \"%s\"", scope),
+				 errdetail("Scope \"%s\": token " INT64_FORMAT " is below the scope's mark " INT64_FORMAT ".",
+						   scope, token, mark),
+				 errhint("A holder with a newer token has taken over: stop writing.")));
+	scope_mark_confirm(hold, token);
+
+	if (mark == SCOPE_MARK_NONE)
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(mark);
+}
+
+/*
+ * fencing.committed_mark(scope): the scope's committed mark, read with a
+ * fresh snapshot (also under REPEATABLE READ), without any lock; NULL for
+ * an unknown scope or one the caller may not read.  For the lease functions,
+ * which judge a lease fenced when the mark is above its term.
+ */
+PG_FUNCTION_INFO_V1(committed_mark);
+
+Datum
+committed_mark(PG_FUNCTION_ARGS)
+{
+	char	   *scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			roleid = GetUserId();
+	int64		mark;
+
+	if (strlen(scope) == 0 || strlen(scope) > FENCING_SCOPE_MAX_LEN)
+		PG_RETURN_NULL();
+	if (!superuser_arg(roleid) &&
+		!has_privs_of_role(roleid, ROLE_PG_MONITOR) &&
+		!has_privs_of_role(roleid, ROLE_PG_READ_ALL_STATS))
+	{
+		ScopeInfo	info;
+
+		if (!scope_acl_installed() || !scope_info_read(scope, &info) ||
+			!scope_acl_has(scope, &info, SCOPE_PRIV_READ, roleid))
+			PG_RETURN_NULL();
+	}
+	mark = read_mark_table(scope);
+	if (mark == SCOPE_MARK_NONE)
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(mark);
+}
+
+/*
  * fencing.raise_pending(): the WHEN condition of the AFTER INSERT trigger,
  * so that it is queued only in transactions that deferred a raise.
  */
@@ -506,21 +603,50 @@ raise_pending(PG_FUNCTION_ARGS)
 }
 
 /*
- * fencing.forget_cached_marks(): statement trigger on fencing.scopes.  Any
- * write of the table, the extension's own or anyone else's (a superuser's
- * UPDATE, a restore), makes every backend drop its cached marks when the
- * writing transaction commits; this one caches nothing until then.
+ * fencing.forget_cached_marks(): trigger on fencing.scopes, ENABLE ALWAYS
+ * (it also fires under session_replication_role = replica: logical
+ * replication apply, restores).  Any write of the table, the extension's
+ * own or anyone else's (a superuser's UPDATE), makes every backend forget
+ * the scopes it wrote when the writing transaction commits: as a row
+ * trigger, each row's scope (old and new name); as a statement trigger
+ * (TRUNCATE, and 1.1's statement trigger until the update to 1.2), every
+ * scope.  This transaction caches nothing until it ends.
  */
 PG_FUNCTION_INFO_V1(forget_cached_marks);
+
+static void
+forget_row_scope(TriggerData *trigdata, HeapTuple tuple)
+{
+	bool		isnull;
+	Datum		d = heap_getattr(tuple, Anum_scopes_scope,
+								 RelationGetDescr(trigdata->tg_relation), &isnull);
+
+	if (isnull)
+		return;
+	mark_cache_invalidate_scope(TextDatumGetCString(d));
+}
 
 Datum
 forget_cached_marks(PG_FUNCTION_ARGS)
 {
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("forget_cached_marks: not called by trigger manager")));
 	changed_marks = true;
-	mark_cache_invalidate_all();
+	if (!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+	{
+		mark_cache_invalidate_all();
+		return PointerGetDatum(NULL);
+	}
+	if (!TRIGGER_FIRED_AFTER(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("forget_cached_marks: must be fired AFTER ROW or FOR EACH STATEMENT")));
+	forget_row_scope(trigdata, trigdata->tg_trigtuple);
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		forget_row_scope(trigdata, trigdata->tg_newtuple);
 	return PointerGetDatum(NULL);
 }

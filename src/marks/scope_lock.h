@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * scope_lock.h
+ *	  The heavyweight locks that order the writers of a scope, bounded in
+ *	  number per transaction.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SCOPE_LOCK_H
+#define SCOPE_LOCK_H
+
+#include "fencing.h"
+
+#include "storage/lock.h"
+
+/*
+ * Whether a scope this transaction has not locked yet is to be locked by its
+ * stripe (the transaction holds many scope locks already).  A scope keeps
+ * the level it was first locked at until the transaction ends.
+ */
+extern bool scope_lock_next_is_coarse(void);
+
+/*
+ * Lock "scope" in ShareLock (a write at the mark) or ExclusiveLock (a raise),
+ * by its own lock, or by its stripe's when "coarse".  Returns LockAcquire()'s
+ * result for the lock that decides.
+ */
+extern LockAcquireResult scope_lock_acquire(const char *scope, LOCKMODE mode,
+											bool coarse);
+
+/* Give back a lock scope_lock_acquire() newly took (never a coarse one). */
+extern void scope_lock_release(const char *scope, LOCKMODE mode);
+
+/* The transaction (or the subtransaction that took them) ended. */
+extern void scope_lock_forget(void);
+
+#endif							/* SCOPE_LOCK_H */
