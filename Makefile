@@ -9,6 +9,8 @@ MODULE_big = fencing
 OBJS = src/fencing.o \
        src/state/extension_state.o \
        src/clock/epoch_clock.o \
+       src/clock/term_band.o \
+       src/durability/durable_commit.o \
        src/marks/scope_mark.o \
        src/marks/mark_cache.o \
        src/security/bypass.o \

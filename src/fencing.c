@@ -11,6 +11,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
+#include "durability/durable_commit.h"
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
 #include "tokens/declared_token.h"
@@ -32,6 +33,7 @@ _PG_init(void)
 	EmitWarningsOnPlaceholders("fencing");
 #endif
 
+	durable_commit_init();
 	scope_mark_init();
 	declared_token_init();
 	fence_config_init();

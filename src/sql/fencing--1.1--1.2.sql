@@ -424,3 +424,19 @@ COMMENT ON FUNCTION fencing.renew_lease(text, text, bigint, interval) IS
 'Extends the lease for the holder of the current term while it has not expired; anything else changes nothing, returns renewed = false and who holds the lease now, if anyone. Needs the lead privilege on the scope.';
 COMMENT ON FUNCTION fencing.release_lease(text, text, bigint) IS
 'Ends the live lease of this holder and term at once, so the next acquire gets a new term; anything else changes nothing and returns false. Needs the lead privilege on the scope.';
+
+-- ---------------------------------------------------------------------------
+-- Part 4: failover and durability (issue 8 items 1-2)
+-- ---------------------------------------------------------------------------
+-- Terms carry the timeline: fence_next_epoch() never issues a term below
+-- (timeline - 1) * 2^40, so a promoted standby's terms are above every term
+-- of the timelines before it (src/clock/term_band.c).  Terms issued on
+-- timeline 1, before 1.2 too, are below 2^40 and keep their place.
+
+CREATE FUNCTION fencing.clock_timeline(OUT timeline bigint, OUT term_floor bigint,
+                                       OUT term_limit bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'clock_timeline'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION fencing.clock_timeline() IS
+'The timeline of this server (the replayed one on a standby) and its band of terms: no term issued on it is below term_floor; a scope whose mark or latest term is at or above term_limit is outside the band, and its terms are not protected against reissue by an asynchronous failover.';
