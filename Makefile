@@ -10,6 +10,8 @@ OBJS = src/fencing.o \
        src/checks/input_checks.o \
        src/state/extension_state.o \
        src/clock/epoch_clock.o \
+       src/clock/term_band.o \
+       src/durability/durable_commit.o \
        src/marks/scope_mark.o \
        src/marks/mark_cache.o \
        src/marks/scope_lock.o \

@@ -11,6 +11,7 @@
 
 #include "utils/guc.h"
 
+#include "durability/durable_commit.h"
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
 #include "telemetry/fence_stats.h"
@@ -35,6 +36,7 @@ _PG_init(void)
 	EmitWarningsOnPlaceholders("fencing");
 #endif
 
+	durable_commit_init();
 	scope_mark_init();
 	declared_token_init();
 	fence_config_init();

@@ -22,6 +22,11 @@
  * mark is at the largest bigint has no term left, and only it fails.  The
  * caller needs the "lead" privilege on the scope (security/scope_acl.c).
  *
+ * Terms carry the timeline (clock/term_band.c): no term is below the floor
+ * of the server's current timeline, so after any promotion, however much
+ * WAL the old primary lost, the new primary's terms are above every term
+ * the old one issued, and the first of them fences every older leader.
+ *
  *-------------------------------------------------------------------------
  */
 #include "fencing.h"
@@ -36,6 +41,7 @@
 #include "utils/snapmgr.h"
 
 #include "checks/input_checks.h"
+#include "clock/term_band.h"
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
 #include "state/extension_state.h"
@@ -44,11 +50,12 @@
 #define FENCING_LOCKTAG_CLOCK	0xFE02
 
 /*
- * The next term of a scope: above its mark and its latest term, never moving
- * the shared sequence for anyone else.
+ * The next term of a scope: above its mark and its latest term, at least the
+ * floor of the current timeline, never moving the shared sequence for anyone
+ * else.
  */
 static int64
-clock_next_for_scope(const char *scope, int64 mark, int64 latest)
+clock_next_for_scope(const char *scope, int64 mark, int64 latest, int64 band_floor)
 {
 	int64		floor = Max(mark, latest);
 	int64		value;
@@ -68,7 +75,7 @@ clock_next_for_scope(const char *scope, int64 mark, int64 latest)
 						 "once no writer holds a token above that mark. Other scopes are not affected.",
 						 quote_literal_cstr(scope))));
 	value = nextval_internal(fencing_epoch_seq_relid(), false);
-	return Max(value, floor + 1);
+	return Max(Max(value, floor + 1), band_floor);
 }
 
 /*
@@ -146,6 +153,7 @@ fence_next_epoch(PG_FUNCTION_ARGS)
 	char	   *holder;
 	int64		mark;
 	int64		epoch;
+	int64		band_floor;
 	ScopeInfo	info;
 
 	if (PG_ARGISNULL(0))
@@ -172,10 +180,12 @@ fence_next_epoch(PG_FUNCTION_ARGS)
 	/* waits for every in-flight writer of the scope */
 	mark = scope_mark_lock_exclusive(scope);
 	scope_acl_require(scope, SCOPE_PRIV_LEAD, GetUserId(), SCOPE_MISSING_CREATE_ISSUED, &info);
+	/* fixed for a writing transaction: one begun in recovery stays read-only */
+	band_floor = term_band_floor(term_band_timeline());
 	if (scope_acl_installed())
-		epoch = clock_next_for_scope(scope, mark, info.epoch);
+		epoch = clock_next_for_scope(scope, mark, info.epoch, band_floor);
 	else
-		epoch = clock_next_above_legacy(mark);
+		epoch = clock_next_above_legacy(Max(mark, band_floor - 1));
 	record_term(scope, epoch, holder);
 	fence_stats_count_scope(scope, FENCE_STAT_TERMS);	/* telemetry (issue 9) */
 	scope_mark_remember(scope, epoch);

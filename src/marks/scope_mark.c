@@ -43,11 +43,11 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
-#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "durability/durable_commit.h"
 #include "marks/mark_cache.h"
 #include "marks/scope_lock.h"
 #include "security/scope_acl.h"
@@ -279,18 +279,6 @@ raise_mark(const char *scope, int64 token)
 	fencing_insert_as_owner(&raise_plan, sql, 2, argtypes, values);
 
 	fencing_require_durable_commit();
-}
-
-void
-fencing_require_durable_commit(void)
-{
-	/* flush locally even with synchronous_commit = off ... */
-	ForceSyncCommit();
-	/* ... and wait for a synchronous standby, if one is configured */
-	if (synchronous_commit < SYNCHRONOUS_COMMIT_REMOTE_FLUSH)
-		(void) set_config_option("synchronous_commit", "on",
-								 PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_LOCAL, true, 0, false);
 }
 
 /* Raise a held scope's mark, for a write that passed every check. */

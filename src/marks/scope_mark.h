@@ -10,6 +10,9 @@
 
 #include "fencing.h"
 
+/* fencing_require_durable_commit(), which every raise calls */
+#include "durability/durable_commit.h"
+
 /* The mark of a scope nobody has written to yet: every token is above it. */
 #define SCOPE_MARK_NONE		((int64) -1)
 
@@ -61,8 +64,5 @@ extern bool scope_mark_raise_pending(void);
  */
 extern int64 scope_mark_lock_exclusive(const char *scope);
 extern void scope_mark_remember(const char *scope, int64 mark);
-
-/* Make the current transaction's commit durable, whatever the session set. */
-extern void fencing_require_durable_commit(void);
 
 #endif							/* SCOPE_MARK_H */

@@ -668,7 +668,7 @@ COMMENT ON FUNCTION fencing.prune_terms(interval, integer) IS
 COMMENT ON TABLE fencing.terms IS 'Every term issued, with its holder and time. Written only by the extension; old terms are deleted only by fencing.prune_terms().';
 
 -- ---------------------------------------------------------------------------
--- Part 5: marks, leases and health (issue 8 items 3-7)
+-- Part 4: marks, leases and health (issue 8 items 3-7)
 -- ---------------------------------------------------------------------------
 
 -- Cached marks (src/marks/mark_cache.c): a write of a row of fencing.scopes
@@ -840,3 +840,19 @@ COMMENT ON VIEW fencing.health IS
 'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, unfenced inheritance children, leases held by fenced holders, marks far above the clock. No rows: nothing found. Readable by pg_monitor.';
 REVOKE ALL ON fencing.health FROM PUBLIC;
 GRANT SELECT ON fencing.health TO pg_monitor;
+
+-- ---------------------------------------------------------------------------
+-- Part 5: failover and durability (issue 8 items 1-2)
+-- ---------------------------------------------------------------------------
+-- Terms carry the timeline: fence_next_epoch() never issues a term below
+-- (timeline - 1) * 2^40, so a promoted standby's terms are above every term
+-- of the timelines before it (src/clock/term_band.c).  Terms issued on
+-- timeline 1, before 1.2 too, are below 2^40 and keep their place.
+
+CREATE FUNCTION fencing.clock_timeline(OUT timeline bigint, OUT term_floor bigint,
+                                       OUT term_limit bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'clock_timeline'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION fencing.clock_timeline() IS
+'The timeline of this server (the replayed one on a standby) and its band of terms: no term issued on it is below term_floor; a scope whose mark or latest term is at or above term_limit is outside the band, and its terms are not protected against reissue by an asynchronous failover.';

@@ -1,0 +1,102 @@
+/*-------------------------------------------------------------------------
+ *
+ * term_band.c
+ *	  The band of terms each timeline issues, so that no promotion ever
+ *	  hands out a term again.
+ *
+ * A standby promoted after an asynchronous failover (or a degraded
+ * synchronous one, or a point-in-time recovery) has lost the old primary's
+ * last commits: its sequence and its latest terms are behind what the old
+ * primary handed out, by an amount nobody can know.  But it always ends
+ * recovery on a new timeline, higher than every timeline in its history and
+ * its archive.  So the clock never issues a term below the floor of the
+ * current timeline, (timeline - 1) * 2^40: every term issued on timeline T
+ * is above every term the servers of timelines below T issued, as long as
+ * those stayed in their own band (fewer than 2^40 terms per timeline, no
+ * mark pushed past the band by an external token or a reset).
+ *
+ * Timeline IDs are 32-bit; a timeline above 2^23 has no band left and the
+ * clock refuses to issue (ZF004).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "clock/term_band.h"
+
+#include "access/htup_details.h"
+#include "access/xlog.h"
+#if PG_VERSION_NUM >= 150000
+#include "access/xlogrecovery.h"
+#endif
+#include "funcapi.h"
+#include "miscadmin.h"
+
+int64
+term_band_timeline(void)
+{
+	TimeLineID	tli;
+
+	if (RecoveryInProgress())
+	{
+		/* a standby: the timeline it replays; a promotion ends above it */
+		(void) GetXLogReplayRecPtr(&tli);
+		return (int64) tli;
+	}
+#if PG_VERSION_NUM >= 150000
+	tli = GetWALInsertionTimeLine();
+#else
+	/* RecoveryInProgress() returning false has set it for this backend */
+	tli = ThisTimeLineID;
+#endif
+	return (int64) tli;
+}
+
+int64
+term_band_floor(int64 tli)
+{
+	if (tli < 1 || tli > TERM_BAND_MAX_TIMELINE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCING_CLOCK_EXHAUSTED),
+				 errmsg("timeline %lld has no band of fencing terms",
+						(long long) tli),
+				 errdetail("Terms carry the timeline in their top bits: timelines 1 to %lld have a band.",
+						   (long long) TERM_BAND_MAX_TIMELINE)));
+	return (tli - 1) << TERM_BAND_COUNTER_BITS;
+}
+
+int64
+term_band_limit(int64 tli)
+{
+	if (tli >= TERM_BAND_MAX_TIMELINE)
+		return PG_INT64_MAX;
+	return term_band_floor(tli + 1);
+}
+
+/*
+ * fencing.clock_timeline(OUT timeline bigint, OUT term_floor bigint,
+ *                        OUT term_limit bigint)
+ * The timeline of this server and the band of terms it issues on it: a scope
+ * whose mark or latest term is at or above term_limit is outside the band,
+ * and its terms could be issued again after an asynchronous failover.
+ */
+PG_FUNCTION_INFO_V1(clock_timeline);
+
+Datum
+clock_timeline(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	int64		tli = term_band_timeline();
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = Int64GetDatum(tli);
+	if (tli <= TERM_BAND_MAX_TIMELINE)
+	{
+		values[1] = Int64GetDatum(term_band_floor(tli));
+		values[2] = Int64GetDatum(term_band_limit(tli));
+	}
+	else
+		nulls[1] = nulls[2] = true;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
