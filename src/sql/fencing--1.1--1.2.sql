@@ -521,7 +521,11 @@ SELECT coalesce(s.scope, c.scope) AS scope,
        l.term AS lease_term,
        l.expires_at AS lease_expires_at,
        l.live AS lease_live,
-       (l.live AND l.term OPERATOR(pg_catalog.<) s.mark) AS lease_fenced,
+       -- a holder that may still believe it leads: its lease neither
+       -- released nor expired, but its term below the mark
+       (l.released_at IS NULL
+        AND l.expires_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()
+        AND l.term OPERATOR(pg_catalog.<) s.mark) AS lease_fenced,
        CASE WHEN i.enabled THEN coalesce(c.rejected_stale, 0) END AS rejected_stale,
        CASE WHEN i.enabled THEN coalesce(c.rejected_missing, 0) END AS rejected_missing,
        CASE WHEN i.enabled THEN coalesce(c.rejected_not_issued, 0) END AS rejected_not_issued,
@@ -552,7 +556,7 @@ CROSS JOIN LATERAL (
        AND t.issued_at OPERATOR(pg_catalog.>)
            (pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval)) h;
 COMMENT ON VIEW fencing.scope_stats IS
-'Per scope: mark, latest term, lease (lease_fenced: a live lease whose term is below the mark), counters of rejections by kind, skips, bypasses, terms, lease grants, refused renewals and expiries since the last reset (null when fencing is not in shared_preload_libraries), terms issued in the last hour and whether that is flapping (above fencing.flapping_terms_per_hour).';
+'Per scope: mark, latest term, lease (lease_fenced: a lease neither released nor expired whose term is below the mark: its holder may still believe it leads), counters of rejections by kind, skips, bypasses, terms, lease grants, refused renewals and expiries since the last reset (null when fencing is not in shared_preload_libraries), terms issued in the last hour and whether that is flapping (above fencing.flapping_terms_per_hour).';
 
 -- Per protected table (a partitioned table adds up its partitions).
 CREATE VIEW fencing.table_stats AS
