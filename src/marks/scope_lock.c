@@ -10,29 +10,29 @@
  * transaction writing 20,000 scopes (a per-tenant table loaded at once)
  * ran out of it under the default max_locks_per_transaction.
  *
- * So the locks form a two-level hierarchy, as table and row locks do: each
- * scope hashes to one of SCOPE_LOCK_STRIPES stripes.
+ * So the locks form a two-level hierarchy, as table and row locks do, the
+ * table being fencing.scopes itself:
  *
- *   fine    the first SCOPE_LOCKS_MAX scopes a transaction locks: the
- *           stripe in an intention mode (RowShareLock for a share,
- *           RowExclusiveLock for a raise), then the scope's own lock;
- *   coarse  every scope after those: the stripe alone, in ShareLock (all
- *           scopes of the stripe at their mark) or ExclusiveLock (raising
- *           any of them).
+ *   fine    the first SCOPE_LOCKS_MAX scopes a transaction locks: the table
+ *           in an intention mode (RowShareLock for a share, RowExclusiveLock
+ *           for a raise), then the scope's own lock;
+ *   coarse  every scope after those: the table alone, in ShareLock (every
+ *           scope it writes at its mark) or ExclusiveLock (raising any).
  *
  * Conflicts are the table-lock ones: a coarse share waits for, and holds
- * off, raises of the stripe's scopes (RowExclusive), not writers at the
- * mark (RowShare); a coarse exclusive holds off every writer of the
- * stripe.  So I3 holds whichever level each transaction uses, and I6 too
- * (writers at the mark never conflict).  A transaction holds at most
- * SCOPE_LOCKS_MAX scope locks plus two per stripe.  The price: a bulk
- * transaction makes takeovers of other scopes of its stripes wait until it
- * ends (with thousands of scopes: every stripe); two bulk transactions that
- * both raise marks in one stripe may deadlock (Postgres aborts one, 40P01).
+ * off, raises (RowExclusive), not writers at the mark (RowShare); a coarse
+ * exclusive holds off every writer.  So I3 holds whichever level each
+ * transaction uses, and I6 too (writers at the mark never conflict).  A
+ * transaction holds at most SCOPE_LOCKS_MAX scope locks plus two on the
+ * table.  The intention modes are weak relation locks, which Postgres grants
+ * from the backend's fast-path slots without touching the shared lock table:
+ * the common write pays a few hundred instructions for the hierarchy.  The
+ * price: while a bulk transaction is open, takeovers (or, if it raises
+ * marks, all writers) wait until it ends; two bulk transactions that both
+ * raise marks may deadlock (Postgres aborts one, 40P01).
  *
- * The tags are advisory-type tags with a field4 that pg_advisory_lock()
- * cannot produce: 0xFE01 for a scope, 0xFE03 for a stripe (pg_locks shows
- * objsubid -511 and -509).
+ * Scope locks are advisory-type tags with a field4 that pg_advisory_lock()
+ * cannot produce, 0xFE01 (pg_locks shows objsubid -511).
  *
  *-------------------------------------------------------------------------
  */
@@ -41,12 +41,12 @@
 #include "common/hashfn.h"
 #include "miscadmin.h"
 
-#define FENCING_LOCKTAG_SCOPE	0xFE01
-#define FENCING_LOCKTAG_STRIPE	0xFE03
+#include "state/extension_state.h"
 
-/* Scope locks a transaction takes before it locks by stripe. */
+#define FENCING_LOCKTAG_SCOPE	0xFE01
+
+/* Scope locks a transaction takes before it locks the whole table. */
 #define SCOPE_LOCKS_MAX		32
-#define SCOPE_LOCK_STRIPES	16
 
 /* Fine scope locks this transaction (or its open subtransactions) took. */
 static int	fine_locks = 0;
@@ -64,11 +64,11 @@ scope_tag(LOCKTAG *tag, uint64 h)
 						 FENCING_LOCKTAG_SCOPE);
 }
 
+/* The upper level: fencing.scopes, as a relation lock. */
 static void
-stripe_tag(LOCKTAG *tag, uint64 h)
+table_tag(LOCKTAG *tag)
 {
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, 0, (uint32) (h % SCOPE_LOCK_STRIPES),
-						 FENCING_LOCKTAG_STRIPE);
+	SET_LOCKTAG_RELATION(*tag, MyDatabaseId, fencing_scopes_relid());
 }
 
 static LOCKMODE
@@ -80,18 +80,17 @@ intention_mode(LOCKMODE mode)
 LockAcquireResult
 scope_lock_acquire(const char *scope, LOCKMODE mode, bool coarse)
 {
-	uint64		h = scope_hash(scope);
-	LOCKTAG		stripe;
+	LOCKTAG		table;
 	LOCKTAG		tag;
 	LockAcquireResult res;
 
 	Assert(mode == ShareLock || mode == ExclusiveLock);
-	stripe_tag(&stripe, h);
+	table_tag(&table);
 	if (coarse)
-		return LockAcquire(&stripe, mode, false, false);
+		return LockAcquire(&table, mode, false, false);
 
-	(void) LockAcquire(&stripe, intention_mode(mode), false, false);
-	scope_tag(&tag, h);
+	(void) LockAcquire(&table, intention_mode(mode), false, false);
+	scope_tag(&tag, scope_hash(scope));
 	res = LockAcquire(&tag, mode, false, false);
 	if (res == LOCKACQUIRE_OK)
 		fine_locks++;
@@ -101,14 +100,13 @@ scope_lock_acquire(const char *scope, LOCKMODE mode, bool coarse)
 void
 scope_lock_release(const char *scope, LOCKMODE mode)
 {
-	uint64		h = scope_hash(scope);
-	LOCKTAG		stripe;
+	LOCKTAG		table;
 	LOCKTAG		tag;
 
-	scope_tag(&tag, h);
+	scope_tag(&tag, scope_hash(scope));
 	LockRelease(&tag, mode, false);
-	stripe_tag(&stripe, h);
-	LockRelease(&stripe, intention_mode(mode), false);
+	table_tag(&table);
+	LockRelease(&table, intention_mode(mode), false);
 	fine_locks--;
 }
 

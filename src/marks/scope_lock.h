@@ -15,14 +15,14 @@
 
 /*
  * Whether a scope this transaction has not locked yet is to be locked by its
- * stripe (the transaction holds many scope locks already).  A scope keeps
+ * table (the transaction holds many scope locks already).  A scope keeps
  * the level it was first locked at until the transaction ends.
  */
 extern bool scope_lock_next_is_coarse(void);
 
 /*
  * Lock "scope" in ShareLock (a write at the mark) or ExclusiveLock (a raise),
- * by its own lock, or by its stripe's when "coarse".  Returns LockAcquire()'s
+ * by its own lock, or by the table lock when "coarse".  Returns LockAcquire()'s
  * result for the lock that decides.
  */
 extern LockAcquireResult scope_lock_acquire(const char *scope, LOCKMODE mode,

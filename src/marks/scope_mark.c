@@ -11,7 +11,7 @@
  * heavyweight lock with a tag of our own (an advisory-type tag with a field4
  * that pg_advisory_lock() cannot produce), so waits show up in pg_locks, obey
  * lock_timeout and take part in deadlock detection.  A transaction that
- * writes many scopes locks the later ones by stripe (scope_lock.c), so the
+ * writes many scopes locks the later ones by table (scope_lock.c), so the
  * number of locks it holds stays bounded.
  *
  * Once the lock is held the mark cannot move, so each transaction reads a
@@ -60,7 +60,7 @@ struct ScopeHold
 	LOCKMODE	mode;			/* NoLock, ShareLock or ExclusiveLock */
 	int64		mark;			/* valid while mode != NoLock */
 	bool		fresh;			/* this entry acquired the lock it holds */
-	bool		coarse;			/* locked by its stripe (scope_lock.c) */
+	bool		coarse;			/* locked by the table lock (scope_lock.c) */
 	bool		confirmed;		/* a write was admitted under the lock */
 };
 
