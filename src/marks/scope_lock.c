@@ -10,26 +10,29 @@
  * transaction writing 20,000 scopes (a per-tenant table loaded at once)
  * ran out of it under the default max_locks_per_transaction.
  *
- * So the locks form a two-level hierarchy, as table and row locks do, the
- * table being fencing.scopes itself:
+ * So a transaction locks at most SCOPE_LOCKS_MAX scopes one by one ("fine"),
+ * and every scope after those through the table fencing.scopes ("coarse"):
  *
- *   fine    the first SCOPE_LOCKS_MAX scopes a transaction locks: the table
- *           in an intention mode (RowShareLock for a share, RowExclusiveLock
- *           for a raise), then the scope's own lock;
- *   coarse  every scope after those: the table alone, in ShareLock (every
- *           scope it writes at its mark) or ExclusiveLock (raising any).
+ *   fine, at the mark   the scope's lock, in ShareLock: nothing else, so the
+ *                       common write pays for one lock, as in 1.1;
+ *   fine, a raise       fencing.scopes in RowExclusiveLock (which the raise
+ *                       takes anyway to write the mark), then the scope's
+ *                       lock in ExclusiveLock;
+ *   coarse, at the mark fencing.scopes in ShareLock;
+ *   coarse, a raise     fencing.scopes in ExclusiveLock and, for a scope that
+ *                       already has a mark, its own lock in ExclusiveLock.
  *
- * Conflicts are the table-lock ones: a coarse share waits for, and holds
- * off, raises (RowExclusive), not writers at the mark (RowShare); a coarse
- * exclusive holds off every writer.  So I3 holds whichever level each
- * transaction uses, and I6 too (writers at the mark never conflict).  A
- * transaction holds at most SCOPE_LOCKS_MAX scope locks plus two on the
- * table.  The intention modes are weak relation locks, which Postgres grants
- * from the backend's fast-path slots without touching the shared lock table:
- * the common write pays a few hundred instructions for the hierarchy.  The
- * price: while a bulk transaction is open, takeovers (or, if it raises
- * marks, all writers) wait until it ends; two bulk transactions that both
- * raise marks may deadlock (Postgres aborts one, 40P01).
+ * Why that keeps I3 and I6: a coarse writer at the mark holds off every
+ * raise (RowExclusive, Exclusive) and no writer at the mark.  A coarse raise
+ * holds off every other raise and every coarse writer; writers at the mark
+ * of a scope it raises exist only if the scope has a committed mark, and
+ * then it waits for them, and holds them off, on the scope's own lock (no
+ * scope can get its first mark meanwhile: that is a raise).  So the number
+ * of locks is bounded except for a transaction that raises the marks of
+ * thousands of existing scopes.  The price of a bulk transaction: while it
+ * is open, takeovers wait for it (and, if it raises marks, bulk writers
+ * too); two transactions that raise marks may deadlock (Postgres aborts one,
+ * 40P01).
  *
  * Scope locks are advisory-type tags with a field4 that pg_advisory_lock()
  * cannot produce, 0xFE01 (pg_locks shows objsubid -511).
@@ -71,12 +74,6 @@ table_tag(LOCKTAG *tag)
 	SET_LOCKTAG_RELATION(*tag, MyDatabaseId, fencing_scopes_relid());
 }
 
-static LOCKMODE
-intention_mode(LOCKMODE mode)
-{
-	return mode == ShareLock ? RowShareLock : RowExclusiveLock;
-}
-
 LockAcquireResult
 scope_lock_acquire(const char *scope, LOCKMODE mode, bool coarse)
 {
@@ -89,7 +86,9 @@ scope_lock_acquire(const char *scope, LOCKMODE mode, bool coarse)
 	if (coarse)
 		return LockAcquire(&table, mode, false, false);
 
-	(void) LockAcquire(&table, intention_mode(mode), false, false);
+	/* a raise shows itself on the table, where bulk writers see it */
+	if (mode == ExclusiveLock)
+		(void) LockAcquire(&table, RowExclusiveLock, false, false);
 	scope_tag(&tag, scope_hash(scope));
 	res = LockAcquire(&tag, mode, false, false);
 	if (res == LOCKACQUIRE_OK)
@@ -105,9 +104,21 @@ scope_lock_release(const char *scope, LOCKMODE mode)
 
 	scope_tag(&tag, scope_hash(scope));
 	LockRelease(&tag, mode, false);
-	table_tag(&table);
-	LockRelease(&table, intention_mode(mode), false);
+	if (mode == ExclusiveLock)
+	{
+		table_tag(&table);
+		LockRelease(&table, RowExclusiveLock, false);
+	}
 	fine_locks--;
+}
+
+void
+scope_lock_wait_for_writers(const char *scope)
+{
+	LOCKTAG		tag;
+
+	scope_tag(&tag, scope_hash(scope));
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
 bool

@@ -28,6 +28,12 @@ extern bool scope_lock_next_is_coarse(void);
 extern LockAcquireResult scope_lock_acquire(const char *scope, LOCKMODE mode,
 											bool coarse);
 
+/*
+ * A coarse raise of a scope that has a mark: wait for, and hold off until
+ * the transaction ends, its writers at the mark (its own lock, exclusively).
+ */
+extern void scope_lock_wait_for_writers(const char *scope);
+
 /* Give back a lock scope_lock_acquire() newly took (never a coarse one). */
 extern void scope_lock_release(const char *scope, LOCKMODE mode);
 

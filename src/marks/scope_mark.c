@@ -341,6 +341,8 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold)
 		entry->fresh = (entry->mode == NoLock && res == LOCKACQUIRE_OK && !entry->coarse);
 		entry->mode = ExclusiveLock;
 		entry->mark = read_mark_for_change(scope);
+		if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
+			scope_lock_wait_for_writers(scope);
 	}
 
 	*mark = entry->mark;
@@ -424,6 +426,8 @@ scope_mark_lock_exclusive(const char *scope)
 		(void) lock_entry(entry, ExclusiveLock);
 		entry->mode = ExclusiveLock;
 		entry->mark = read_mark_for_change(scope);
+		if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
+			scope_lock_wait_for_writers(scope);
 	}
 	entry->confirmed = true;
 	return entry->mark;
