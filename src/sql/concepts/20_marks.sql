@@ -1,0 +1,77 @@
+-- 20_marks.sql: scopes and their high-water marks.
+-- One row per scope in fencing.scopes: its mark (the highest token
+-- accepted), its latest term, its owner and where its tokens come from.
+-- Marks only rise (I2): the trigger (40_trigger.sql), fence_next_epoch()
+-- and takeover() raise them; reset_mark() is the one way to lower one.
+-- Locking, reading and raising marks: src/marks/.
+
+CREATE TABLE fencing.scopes (
+    scope           text COLLATE "C" PRIMARY KEY,
+    mark            bigint NOT NULL CHECK (mark OPERATOR(pg_catalog.>=) 0),
+    mark_raised_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    epoch           bigint,
+    holder          text,
+    epoch_issued_at timestamptz,
+    terms_issued    bigint NOT NULL DEFAULT 0,
+    owner           oid NOT NULL,
+    tokens          text NOT NULL,
+    CHECK (pg_catalog.octet_length(scope) OPERATOR(pg_catalog.<=) 200
+           AND scope OPERATOR(pg_catalog.<>) ''),
+    CONSTRAINT scopes_tokens_check
+        CHECK (tokens OPERATOR(pg_catalog.=) 'issued' OR tokens OPERATOR(pg_catalog.=) 'external')
+);
+COMMENT ON TABLE fencing.scopes IS 'Per-scope high-water mark and latest term. Written only by the extension.';
+COMMENT ON COLUMN fencing.scopes.owner IS 'The role that owns the scope: all privileges, grants, resets.';
+COMMENT ON COLUMN fencing.scopes.tokens IS 'issued: a write raises the mark only to a term issued for the scope; external: to any higher token.';
+-- kept by pg_dump, so a dump/restore keeps marks
+SELECT pg_catalog.pg_extension_config_dump('fencing.scopes', '');
+-- readable row by row as the scope's privileges say (50_security.sql)
+REVOKE ALL ON fencing.scopes FROM PUBLIC;
+GRANT SELECT ON fencing.scopes TO PUBLIC;
+
+-- The repair of a scope is its owner's: checked in C (owner or superuser).
+-- EXECUTE is granted to PUBLIC explicitly (1.0 revoked it; upgraded installs
+-- have this ACL, and test 65_upgrade_objects compares ACLs).
+CREATE FUNCTION fencing.reset_mark(scope text, mark bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'reset_mark'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fencing.reset_mark(text, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.reset_mark(text, bigint) TO PUBLIC;
+COMMENT ON FUNCTION fencing.reset_mark(text, bigint) IS
+'Sets a scope''s mark, lower if need be; the only way to lower one. For the scope''s owner or a superuser. Returns the previous mark.';
+
+-- External tokens fence at takeover: the new holder raises the mark at once.
+CREATE FUNCTION fencing.takeover(scope text, token bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'takeover'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION fencing.takeover(text, bigint) IS
+'Raises a scope''s mark to the token of its new holder at once (an etcd lock key''s mod_revision, a ZooKeeper czxid, a Consul LockIndex, a Kubernetes leaseTransitions), so the previous holder is fenced before the new one writes. Waits for in-flight writers of the scope, commits durably, needs the write privilege; a token below the mark fails with ZF001. Returns the previous mark.';
+
+-- Leases agree with the fence: a lease whose term is below the scope's mark
+-- (a higher term was issued, or a higher token written) is not live.
+CREATE FUNCTION fencing.committed_mark(scope text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'committed_mark'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION fencing.committed_mark(text) IS
+'The committed mark of a scope, read with a fresh snapshot and no lock; NULL for an unknown scope or one the caller may not read.';
+
+-- Cached marks (src/marks/mark_cache.c): a write of a row of fencing.scopes
+-- makes every backend forget that scope only, and the triggers fire ALWAYS,
+-- also under session_replication_role = replica (logical replication apply,
+-- restores).
+CREATE FUNCTION fencing.forget_cached_marks()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'forget_cached_marks'
+LANGUAGE C;
+REVOKE ALL ON FUNCTION fencing.forget_cached_marks() FROM PUBLIC;
+COMMENT ON FUNCTION fencing.forget_cached_marks() IS
+'Trigger function on fencing.scopes: makes every backend forget the cached marks of the scopes a committed write changed (all of them for TRUNCATE).';
+CREATE TRIGGER forget_cached_marks AFTER INSERT OR UPDATE OR DELETE
+    ON fencing.scopes FOR EACH ROW EXECUTE FUNCTION fencing.forget_cached_marks();
+CREATE TRIGGER forget_all_cached_marks AFTER TRUNCATE
+    ON fencing.scopes FOR EACH STATEMENT EXECUTE FUNCTION fencing.forget_cached_marks();
+ALTER TABLE fencing.scopes ENABLE ALWAYS TRIGGER forget_cached_marks;
+ALTER TABLE fencing.scopes ENABLE ALWAYS TRIGGER forget_all_cached_marks;

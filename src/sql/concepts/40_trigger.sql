@@ -1,0 +1,160 @@
+-- 40_trigger.sql: the fence on protected tables.
+-- protect() installs the fence trigger (src/trigger/fence_trigger.c) on a
+-- table: BEFORE INSERT/UPDATE/DELETE for each row (zz_fence_row), BEFORE
+-- TRUNCATE (zz_fence_truncate) and, with a scope, AFTER INSERT for the raises
+-- an INSERT ... ON CONFLICT defers (zz_fence_inserted).  An event trigger
+-- gives new partitions the TRUNCATE fence; protected_tables says whether
+-- each fence works.
+
+CREATE FUNCTION fencing.fence_trigger()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'fence_trigger'
+LANGUAGE C;
+COMMENT ON FUNCTION fencing.fence_trigger() IS
+'The fence: rejects writes whose token is below the row''s or the scope''s mark. Install it with fencing.protect().';
+
+-- The WHEN condition of the AFTER INSERT trigger that raises the marks an
+-- INSERT ... ON CONFLICT deferred until its row was written.
+CREATE FUNCTION fencing.raise_pending()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'raise_pending'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION fencing.raise_pending() IS
+'Whether this transaction deferred the raise of a mark to the AFTER INSERT fence trigger (INSERT ... ON CONFLICT).';
+
+-- pg_trigger.tgargs split into its arguments (any byte but NUL may be in one).
+CREATE FUNCTION fencing.trigger_arguments(tgargs bytea)
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'trigger_arguments'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION fencing.trigger_arguments(bytea) IS
+'The arguments of a trigger (pg_trigger.tgargs) as a text array.';
+
+-- protect() takes the token source: 'column' (the token column, or the
+-- declared token, which wins) or 'declared' (declared tokens only: for
+-- tables an ORM writes whole rows to).
+CREATE FUNCTION fencing.protect(relation regclass, token_column name,
+                                scope text DEFAULT NULL, scope_column name DEFAULT NULL,
+                                on_stale text DEFAULT 'error', tokens text DEFAULT 'column')
+RETURNS void
+AS 'MODULE_PATHNAME', 'protect'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION fencing.protect(regclass, name, text, name, text, text) IS
+'Protects a table: installs the fence triggers for a token column, a fixed scope or a scope column (or neither: per-row fencing only), a policy (error or skip) and a token source (column, or declared: only tokens declared with use_token() count).';
+
+CREATE FUNCTION fencing.unprotect(relation regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'unprotect'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION fencing.unprotect(regclass) IS
+'Removes the fence triggers from a table.';
+
+-- Which tables are protected, and how.  The view tells whether each fence
+-- works: a disabled trigger, one that fires only for replication (ENABLE
+-- REPLICA), one with a WHEN condition, or a partition or TRUNCATE left
+-- unfenced is not a working fence.
+CREATE VIEW fencing.protected_tables AS
+SELECT t.tgrelid::pg_catalog.regclass AS relation,
+       a.args[1]::name AS token_column,
+       CASE a.args[3] WHEN 'scope' THEN a.args[4] END AS scope,
+       CASE a.args[3] WHEN 'column' THEN a.args[4]::name END AS scope_column,
+       a.args[2] AS on_stale,
+       p.problem IS NULL AS enabled,
+       CASE WHEN 'tokens=declared' OPERATOR(pg_catalog.=) ANY (a.args)
+            THEN 'declared' ELSE 'column' END AS tokens,
+       p.problem
+FROM pg_catalog.pg_trigger t
+CROSS JOIN LATERAL (SELECT fencing.trigger_arguments(t.tgargs) AS args) a
+CROSS JOIN LATERAL (
+    SELECT CASE
+        WHEN t.tgenabled OPERATOR(pg_catalog.=) 'D' THEN 'the fence trigger is disabled'
+        WHEN t.tgenabled OPERATOR(pg_catalog.=) 'R'
+            THEN 'the fence trigger fires only under session_replication_role = replica'
+        WHEN t.tgqual IS NOT NULL THEN 'the fence trigger has a WHEN condition'
+        ELSE (SELECT pg_catalog.format('%s on %s', w.what, w.rel)
+                FROM (SELECT pt.relid AS rel, pt.level,
+                             CASE
+                               WHEN r.tgenabled IS NULL THEN 'no fence trigger'
+                               WHEN r.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
+                                    OR r.tgqual IS NOT NULL THEN 'the fence trigger does not fire'
+                               WHEN tr.tgenabled IS NULL THEN 'TRUNCATE is not fenced'
+                               WHEN tr.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
+                                    OR tr.tgqual IS NOT NULL THEN 'the TRUNCATE fence does not fire'
+                             END AS what
+                        FROM (SELECT t.tgrelid::pg_catalog.regclass AS relid, 0 AS level
+                              UNION ALL
+                              SELECT tree.relid, tree.level
+                                FROM pg_catalog.pg_partition_tree(t.tgrelid) tree
+                               WHERE tree.level OPERATOR(pg_catalog.>) 0) pt
+                        LEFT JOIN pg_catalog.pg_trigger r
+                               ON r.tgrelid OPERATOR(pg_catalog.=) pt.relid
+                              AND r.tgname OPERATOR(pg_catalog.=) 'zz_fence_row'
+                              AND r.tgfoid OPERATOR(pg_catalog.=) t.tgfoid
+                        LEFT JOIN pg_catalog.pg_trigger tr
+                               ON tr.tgrelid OPERATOR(pg_catalog.=) pt.relid
+                              AND tr.tgname OPERATOR(pg_catalog.=) 'zz_fence_truncate'
+                              AND tr.tgfoid OPERATOR(pg_catalog.=) t.tgfoid) w
+               WHERE w.what IS NOT NULL
+               ORDER BY w.level, w.rel::pg_catalog.text
+               LIMIT 1)
+    END AS problem
+) p
+WHERE t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure
+  AND t.tgname OPERATOR(pg_catalog.=) 'zz_fence_row'
+  AND t.tgparentid OPERATOR(pg_catalog.=) 0;
+COMMENT ON VIEW fencing.protected_tables IS
+'Tables carrying the fence trigger: token column, scope, policy, token source, and whether the fence works (enabled), or what is wrong with it (problem).';
+
+GRANT SELECT ON fencing.protected_tables TO PUBLIC;
+
+-- Partitions created or attached after protect() get the row trigger from
+-- Postgres (row triggers are cloned) but not the TRUNCATE trigger (statement
+-- triggers are not): this event trigger adds it, with the parent's arguments.
+CREATE FUNCTION fencing.protect_new_partitions(relation regclass)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'protect_new_partitions'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fencing.protect_new_partitions(regclass) FROM PUBLIC;
+COMMENT ON FUNCTION fencing.protect_new_partitions(regclass) IS
+'Gives every partition below a protected partitioned table the TRUNCATE fence trigger it lacks; returns how many it added. Run by an event trigger after CREATE TABLE and ALTER TABLE.';
+
+-- The event trigger runs as the extension owner, so that a table owner's
+-- CREATE TABLE ... PARTITION OF still gives the new partition its TRUNCATE
+-- fence.  It also re-checks every protected table an ALTER TABLE touched
+-- (a DEFAULT added to a token column fails the ALTER at once).
+CREATE FUNCTION fencing.fence_new_partitions()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    root regclass;
+BEGIN
+    FOR root IN
+        -- a plain table has no partition root: it is its own
+        SELECT DISTINCT coalesce(pg_partition_root(c.objid), c.objid::regclass)
+          FROM pg_event_trigger_ddl_commands() AS c
+         WHERE c.classid = 'pg_class'::regclass
+           AND c.object_type = 'table'
+    LOOP
+        -- only trees where some table is protected
+        IF EXISTS (SELECT 1
+                     FROM (SELECT root AS relid
+                           UNION ALL
+                           SELECT tree.relid FROM pg_partition_tree(root) AS tree) AS p
+                     JOIN pg_trigger tg ON tg.tgrelid = p.relid
+                    WHERE tg.tgname IN ('zz_fence_truncate', 'zz_fence_row')
+                      AND tg.tgfoid = 'fencing.fence_trigger()'::regprocedure) THEN
+            PERFORM fencing.protect_new_partitions(root);
+        END IF;
+    END LOOP;
+END
+$fn$;
+REVOKE ALL ON FUNCTION fencing.fence_new_partitions() FROM PUBLIC;
+COMMENT ON FUNCTION fencing.fence_new_partitions() IS
+'Event trigger function: new partitions of protected tables get the TRUNCATE fence trigger.';
+
+CREATE EVENT TRIGGER fencing_new_partitions ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE')
+    EXECUTE FUNCTION fencing.fence_new_partitions();

@@ -1,0 +1,88 @@
+-- 50_security.sql: who may do what to a scope.
+-- Each scope has an owner (fencing.scopes.owner, 20_marks.sql) with every
+-- privilege; owners grant lead, write and read (fencing.scope_grants).
+-- Reading the extension's tables is limited by row security: rows of a
+-- scope only for those who may read it.  Every decision is made in
+-- src/security/scope_acl.c; see README "Security model".
+
+-- Privileges granted on scopes; grantee 0 is PUBLIC.  The owner's are implicit.
+CREATE TABLE fencing.scope_grants (
+    scope      text COLLATE "C" NOT NULL,
+    grantee    oid NOT NULL,
+    privilege  text NOT NULL
+               CHECK (privilege OPERATOR(pg_catalog.=) 'lead'
+                      OR privilege OPERATOR(pg_catalog.=) 'write'
+                      OR privilege OPERATOR(pg_catalog.=) 'read'),
+    granted_by oid NOT NULL,
+    granted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    PRIMARY KEY (scope, grantee, privilege)
+);
+COMMENT ON TABLE fencing.scope_grants IS 'Privileges on scopes (lead, write, read) granted by their owners; grantee 0 is PUBLIC.';
+SELECT pg_catalog.pg_extension_config_dump('fencing.scope_grants', '');
+REVOKE ALL ON fencing.scope_grants FROM PUBLIC;
+GRANT SELECT ON fencing.scope_grants TO PUBLIC;
+
+CREATE FUNCTION fencing.create_scope(scope text, tokens text DEFAULT 'issued',
+                                     owner regrole DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'create_scope'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+-- who may create scopes (also implicitly) is who may execute this
+REVOKE ALL ON FUNCTION fencing.create_scope(text, text, regrole) FROM PUBLIC;
+COMMENT ON FUNCTION fencing.create_scope(text, text, regrole) IS
+'Creates a scope, owned by owner (default: the caller), whose tokens are issued (only terms of fence_next_epoch() and leases raise its mark) or external. Executing it is what allows a role to create scopes, also implicitly.';
+
+CREATE FUNCTION fencing.grant_scope(scope text, privilege text, grantee text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'grant_scope'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION fencing.grant_scope(text, text, text) IS
+'Grants lead, write or read on a scope to a role or to public; for the scope''s owner. Returns false if it was granted already.';
+
+CREATE FUNCTION fencing.revoke_scope(scope text, privilege text, grantee text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'revoke_scope'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION fencing.revoke_scope(text, text, text) IS
+'Revokes lead, write or read on a scope from a role or from public; for the scope''s owner. Returns false if there was no such grant.';
+
+CREATE FUNCTION fencing.alter_scope_owner(scope text, owner regrole)
+RETURNS void
+AS 'MODULE_PATHNAME', 'alter_scope_owner'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION fencing.alter_scope_owner(text, regrole) IS
+'Hands a scope over to another role; for its owner, who must be a member of the new owner role (or a superuser).';
+
+CREATE FUNCTION fencing.alter_scope_tokens(scope text, tokens text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'alter_scope_tokens'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION fencing.alter_scope_tokens(text, text) IS
+'Switches a scope between issued and external tokens; for its owner.';
+
+CREATE FUNCTION fencing.check_scope_privilege(scope text, privilege text,
+                                              create_tokens text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'check_scope_privilege'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fencing.check_scope_privilege(text, text, text) FROM PUBLIC;
+COMMENT ON FUNCTION fencing.check_scope_privilege(text, text, text) IS
+'Internal, for the SECURITY DEFINER lease functions: raises 42501 unless the calling (outer) role holds the privilege on the scope; creates a missing scope when create_tokens is given.';
+
+CREATE FUNCTION fencing.may_read(scope text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'may_read'
+LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION fencing.may_read(text) IS
+'Whether the current role may see a scope''s rows: superusers, pg_monitor and pg_read_all_stats, the owner, any grantee. The row-level security policy of the extension''s tables.';
+
+-- Reading: rows of a scope only for those who may read it.  The extension's
+-- C code and SECURITY DEFINER functions run as the tables' owner, which row
+-- security does not restrict.  (fencing.leases gets the same policy in
+-- 60_leases.sql.)
+ALTER TABLE fencing.scopes ENABLE ROW LEVEL SECURITY;
+ALTER TABLE fencing.terms ENABLE ROW LEVEL SECURITY;
+ALTER TABLE fencing.scope_grants ENABLE ROW LEVEL SECURITY;
+CREATE POLICY may_read ON fencing.scopes FOR SELECT USING (fencing.may_read(scope));
+CREATE POLICY may_read ON fencing.terms FOR SELECT USING (fencing.may_read(scope));
+CREATE POLICY may_read ON fencing.scope_grants FOR SELECT USING (fencing.may_read(scope));
