@@ -43,7 +43,7 @@ typedef struct ScopeInfo
 /* Whether the installed schema has owners and privileges (1.2 and later). */
 extern bool scope_acl_installed(void);
 
-/* The scope's registry row, read as the extension owner with a fresh snapshot. */
+/* The scope's registry row, read by an index scan (no permission checks) with a fresh snapshot. */
 extern bool scope_info_read(const char *scope, ScopeInfo *info);
 
 extern bool scope_acl_has(const char *scope, const ScopeInfo *info,
