@@ -45,10 +45,12 @@ fencing_pg_config() {
     echo "${FENCING_PG_CONFIG:-/usr/lib/postgresql/$FENCING_PG_MAJOR/bin/pg_config}"
 }
 
-# Ports of the throwaway clusters: FENCING_PORT_BASE + n (several checkouts
+# Ports of the throwaway clusters: FENCING_PORT_BASE + n, below the
+# kernel's ephemeral range (32768 up) so that no outgoing connection holds
+# one when a server binds it (several checkouts
 # can then run their suites side by side).
 fencing_port() {
-    echo $(( ${FENCING_PORT_BASE:-54610} + $1 ))
+    echo $(( ${FENCING_PORT_BASE:-25410} + $1 ))
 }
 
 fencing_bindir() {

@@ -88,15 +88,21 @@ DECLARE
     lease fencing.leases;
     now_ts timestamptz;
 BEGIN
-    PERFORM fencing.check_lease_args(scope, holder, ttl);
-    PERFORM fencing.check_scope_privilege(scope, 'lead', 'issued');
+    -- one statement, arguments first (left to right), then the privilege
+    PERFORM fencing.check_lease_args(scope, holder, ttl),
+            fencing.check_scope_privilege(scope, 'lead', 'issued');
 
-    -- acquirers of one scope queue here, on the lease row
-    INSERT INTO fencing.leases AS l (scope, holder, term, acquired_at, renewed_at, expires_at)
-    VALUES (acquire_lease.scope, '', 0, '-infinity', '-infinity', '-infinity')
-    ON CONFLICT DO NOTHING;
-    SELECT * INTO STRICT lease FROM fencing.leases AS l
+    -- acquirers of one scope queue here, on the lease row (created, once,
+    -- only when this transaction does not see it)
+    SELECT * INTO lease FROM fencing.leases AS l
      WHERE l.scope OPERATOR(pg_catalog.=) acquire_lease.scope FOR UPDATE;
+    IF NOT FOUND THEN
+        INSERT INTO fencing.leases AS l (scope, holder, term, acquired_at, renewed_at, expires_at)
+        VALUES (acquire_lease.scope, '', 0, '-infinity', '-infinity', '-infinity')
+        ON CONFLICT DO NOTHING;
+        SELECT * INTO STRICT lease FROM fencing.leases AS l
+         WHERE l.scope OPERATOR(pg_catalog.=) acquire_lease.scope FOR UPDATE;
+    END IF;
 
     IF fencing.lease_is_live(lease) THEN
         now_ts := clock_timestamp();
