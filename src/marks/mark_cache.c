@@ -149,14 +149,12 @@ mark_cache_sync(void)
 }
 
 bool
-mark_cache_get(const char *scope, int64 *mark)
+mark_cache_get(Oid id, const char *scope, int64 *mark)
 {
 	CachedMark *entry;
-	Oid			id;
 
 	if (marks == NULL)
 		return false;
-	id = mark_cache_inval_id(scope);
 	entry = hash_search(marks, &id, HASH_FIND, NULL);
 	if (entry == NULL || strcmp(entry->scope, scope) != 0)
 		return false;
@@ -165,17 +163,16 @@ mark_cache_get(const char *scope, int64 *mark)
 }
 
 uint64
-mark_cache_read_start(const char *scope)
+mark_cache_read_start(Oid id)
 {
-	reading_id = mark_cache_inval_id(scope);
+	reading_id = id;
 	return inval_counter;
 }
 
 void
-mark_cache_put(const char *scope, int64 mark, uint64 read_start)
+mark_cache_put(Oid id, const char *scope, int64 mark, uint64 read_start)
 {
 	CachedMark *entry;
-	Oid			id = mark_cache_inval_id(scope);
 
 	reading_id = InvalidOid;
 	/* a message for this scope arrived while it was read: not cached */

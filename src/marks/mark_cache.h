@@ -20,9 +20,10 @@ extern void mark_cache_init(void);
  * meanwhile.
  */
 extern void mark_cache_sync(void);
-extern bool mark_cache_get(const char *scope, int64 *mark);
-extern uint64 mark_cache_read_start(const char *scope);
-extern void mark_cache_put(const char *scope, int64 mark, uint64 read_start);
+/* "id" is mark_cache_inval_id(scope), which callers may keep. */
+extern bool mark_cache_get(Oid id, const char *scope, int64 *mark);
+extern uint64 mark_cache_read_start(Oid id);
+extern void mark_cache_put(Oid id, const char *scope, int64 mark, uint64 read_start);
 extern void mark_cache_forget(const char *scope);
 
 /* The pseudo-OID whose relcache invalidation stands for the scope. */

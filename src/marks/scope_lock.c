@@ -54,8 +54,8 @@
 /* Fine scope locks this transaction (or its open subtransactions) took. */
 static int	fine_locks = 0;
 
-static uint64
-scope_hash(const char *scope)
+uint64
+scope_lock_hash(const char *scope)
 {
 	return hash_bytes_extended((const unsigned char *) scope, (int) strlen(scope), 0);
 }
@@ -75,7 +75,7 @@ table_tag(LOCKTAG *tag)
 }
 
 LockAcquireResult
-scope_lock_acquire(const char *scope, LOCKMODE mode, bool coarse)
+scope_lock_acquire(uint64 hash, LOCKMODE mode, bool coarse)
 {
 	LOCKTAG		table;
 	LOCKTAG		tag;
@@ -89,7 +89,7 @@ scope_lock_acquire(const char *scope, LOCKMODE mode, bool coarse)
 	/* a raise shows itself on the table, where bulk writers see it */
 	if (mode == ExclusiveLock)
 		(void) LockAcquire(&table, RowExclusiveLock, false, false);
-	scope_tag(&tag, scope_hash(scope));
+	scope_tag(&tag, hash);
 	res = LockAcquire(&tag, mode, false, false);
 	if (res == LOCKACQUIRE_OK)
 		fine_locks++;
@@ -97,12 +97,12 @@ scope_lock_acquire(const char *scope, LOCKMODE mode, bool coarse)
 }
 
 void
-scope_lock_release(const char *scope, LOCKMODE mode)
+scope_lock_release(uint64 hash, LOCKMODE mode)
 {
 	LOCKTAG		table;
 	LOCKTAG		tag;
 
-	scope_tag(&tag, scope_hash(scope));
+	scope_tag(&tag, hash);
 	LockRelease(&tag, mode, false);
 	if (mode == ExclusiveLock)
 	{
@@ -113,11 +113,11 @@ scope_lock_release(const char *scope, LOCKMODE mode)
 }
 
 void
-scope_lock_wait_for_writers(const char *scope)
+scope_lock_wait_for_writers(uint64 hash)
 {
 	LOCKTAG		tag;
 
-	scope_tag(&tag, scope_hash(scope));
+	scope_tag(&tag, hash);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 

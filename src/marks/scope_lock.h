@@ -25,17 +25,20 @@ extern bool scope_lock_next_is_coarse(void);
  * by its own lock, or by the table lock when "coarse".  Returns LockAcquire()'s
  * result for the lock that decides.
  */
-extern LockAcquireResult scope_lock_acquire(const char *scope, LOCKMODE mode,
+extern LockAcquireResult scope_lock_acquire(uint64 hash, LOCKMODE mode,
 											bool coarse);
 
 /*
  * A coarse raise of a scope that has a mark: wait for, and hold off until
  * the transaction ends, its writers at the mark (its own lock, exclusively).
  */
-extern void scope_lock_wait_for_writers(const char *scope);
+extern void scope_lock_wait_for_writers(uint64 hash);
 
 /* Give back a lock scope_lock_acquire() newly took (never a coarse one). */
-extern void scope_lock_release(const char *scope, LOCKMODE mode);
+extern void scope_lock_release(uint64 hash, LOCKMODE mode);
+
+/* A scope's hash, as the functions above take it (callers may keep it). */
+extern uint64 scope_lock_hash(const char *scope);
 
 /* The transaction (or the subtransaction that took them) ended. */
 extern void scope_lock_forget(void);

@@ -61,6 +61,9 @@ struct ScopeHold
 	int64		mark;			/* valid while mode != NoLock */
 	bool		fresh;			/* this entry acquired the lock it holds */
 	bool		coarse;			/* locked by the table lock (scope_lock.c) */
+	/* derived from the scope once, when the entry is made (kept across transactions) */
+	uint64		lock_hash;		/* scope_lock_hash() */
+	Oid			cache_id;		/* mark_cache_inval_id() */
 	bool		confirmed;		/* a write was admitted under the lock */
 };
 
@@ -156,6 +159,11 @@ held_scope_entry(const char *scope)
 		held_scopes = fencing_scope_hash_create("fencing held scopes", sizeof(ScopeHold),
 											   TopMemoryContext);
 	entry = hash_search(held_scopes, scope, HASH_ENTER, &found);
+	if (!found)
+	{
+		entry->lock_hash = scope_lock_hash(scope);
+		entry->cache_id = mark_cache_inval_id(scope);
+	}
 	if (!found || entry->generation != held_generation)
 	{
 		entry->generation = held_generation;
@@ -174,7 +182,7 @@ lock_entry(ScopeHold *entry, LOCKMODE mode)
 {
 	if (entry->mode == NoLock)
 		entry->coarse = scope_lock_next_is_coarse();
-	return scope_lock_acquire(entry->scope, mode, entry->coarse);
+	return scope_lock_acquire(entry->lock_hash, mode, entry->coarse);
 }
 
 /* Give back the lock of an entry that took it and admitted nothing under it. */
@@ -182,7 +190,7 @@ static void
 unlock_entry(ScopeHold *entry)
 {
 	if (!entry->coarse)
-		scope_lock_release(entry->scope, entry->mode);
+		scope_lock_release(entry->lock_hash, entry->mode);
 	entry->mode = NoLock;
 	entry->fresh = false;
 }
@@ -231,19 +239,18 @@ read_mark_table(const char *scope)
  * backend's cache, else from the table (and then cached).
  */
 static int64
-read_mark_shared(const char *scope)
+read_mark_shared(const ScopeHold *entry)
 {
 	int64		mark;
-
 	uint64		read_start;
 
 	mark_cache_sync();
-	if (!changed_marks && mark_cache_get(scope, &mark))
+	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark))
 		return mark;
-	read_start = mark_cache_read_start(scope);
-	mark = read_mark_table(scope);
+	read_start = mark_cache_read_start(entry->cache_id);
+	mark = read_mark_table(entry->scope);
 	if (!changed_marks)
-		mark_cache_put(scope, mark, read_start);
+		mark_cache_put(entry->cache_id, entry->scope, mark, read_start);
 	return mark;
 }
 
@@ -322,7 +329,7 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold)
 
 		entry->mode = ShareLock;
 		entry->fresh = (res == LOCKACQUIRE_OK && !entry->coarse);
-		entry->mark = read_mark_shared(scope);
+		entry->mark = read_mark_shared(entry);
 		if (token > entry->mark && entry->fresh && !entry->confirmed)
 		{
 			/* nothing was written under this lock yet: give it back */
@@ -342,7 +349,7 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold)
 		entry->mode = ExclusiveLock;
 		entry->mark = read_mark_for_change(scope);
 		if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
-			scope_lock_wait_for_writers(scope);
+			scope_lock_wait_for_writers(entry->lock_hash);
 	}
 
 	*mark = entry->mark;
@@ -427,7 +434,7 @@ scope_mark_lock_exclusive(const char *scope)
 		entry->mode = ExclusiveLock;
 		entry->mark = read_mark_for_change(scope);
 		if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
-			scope_lock_wait_for_writers(scope);
+			scope_lock_wait_for_writers(entry->lock_hash);
 	}
 	entry->confirmed = true;
 	return entry->mark;

@@ -53,10 +53,8 @@ BEGIN
         CONTINUE WHEN t.args[3] OPERATOR(pg_catalog.=) 'row';
         EXECUTE pg_catalog.format(
             'CREATE TRIGGER zz_fence_inserted AFTER INSERT ON %s FOR EACH ROW '
-            'WHEN (fencing.raise_pending()) EXECUTE FUNCTION fencing.fence_trigger(%s)',
-            t.rel,
-            (SELECT pg_catalog.string_agg(pg_catalog.quote_literal(a), ', ' ORDER BY n)
-               FROM pg_catalog.unnest(t.args) WITH ORDINALITY AS u(a, n)));
+            'WHEN (fencing.raise_pending()) EXECUTE FUNCTION fencing.fence_trigger()',
+            t.rel);
     END LOOP;
 END
 $upgrade$;

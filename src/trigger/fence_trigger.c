@@ -675,10 +675,11 @@ fence_trigger(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_AFTER(event))
 	{
 		/* only beside the BEFORE ROW fence, whose deferred raises it makes */
-		if (!TRIGGER_FIRED_BY_INSERT(event) ||
-			fence_row_trigger(rel, trigdata->tg_trigger->tgfoid) == NULL)
+		const Trigger *row_trigger = fence_row_trigger(rel, trigdata->tg_trigger->tgfoid);
+
+		if (!TRIGGER_FIRED_BY_INSERT(event) || row_trigger == NULL)
 			protocol_violation(rel, "BEFORE the write");
-		cfg = fence_config_get(rel, trigdata->tg_trigger);
+		cfg = fence_config_get(rel, row_trigger);
 		if (!fencing_bypass_active())
 			fence_inserted(rel, cfg, trigdata->tg_trigtuple);
 		return PointerGetDatum(NULL);

@@ -25,6 +25,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -217,8 +218,10 @@ protect(PG_FUNCTION_ARGS)
 					 "FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%s)",
 					 ROW_TRIGGER_NAME, qualified_name(relid), arglist));
 	/*
-	 * Raises deferred by INSERT ... ON CONFLICT (see fence_trigger.c); its
-	 * WHEN function exists from 1.2 on (this library also serves older SQL
+	 * Raises deferred by INSERT ... ON CONFLICT (see fence_trigger.c).  No
+	 * arguments: it judges by the row trigger's (every UPDATE statement
+	 * copies each trigger of its table, arguments included).  Its WHEN
+	 * function exists from 1.2 on (this library also serves older SQL
 	 * versions of the extension until ALTER EXTENSION UPDATE).
 	 */
 	if (cfg.scope_kind != FENCE_SCOPE_NONE &&
@@ -227,8 +230,8 @@ protect(PG_FUNCTION_ARGS)
 								  0, NULL, true)))
 		run_ddl(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
 						 "WHEN (fencing.raise_pending()) "
-						 "EXECUTE FUNCTION fencing.fence_trigger(%s)",
-						 INSERTED_TRIGGER_NAME, qualified_name(relid), arglist));
+						 "EXECUTE FUNCTION fencing.fence_trigger()",
+						 INSERTED_TRIGGER_NAME, qualified_name(relid)));
 	create_truncate_trigger(relid, arglist);
 	foreach(lc, partitions)
 		create_truncate_trigger(lfirst_oid(lc), arglist);
@@ -309,7 +312,8 @@ check_fence_triggers(Relation rel)
 		const Trigger *t = &rel->trigdesc->triggers[i];
 		FenceConfig cfg;
 
-		if (t->tgfoid == fence_fn)
+		/* the AFTER INSERT trigger has no arguments: it judges by the row trigger's */
+		if (t->tgfoid == fence_fn && TRIGGER_FOR_BEFORE(t->tgtype))
 			fence_config_resolve(rel, t->tgnargs, t->tgargs, &cfg);
 	}
 }
