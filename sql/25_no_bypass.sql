@@ -130,8 +130,9 @@ SELECT fencing.protect('cte', 'tok', scope_column => 'shard');
 SELECT fencing.fence_next_epoch('cte-a') AS ca \gset
 SELECT fencing.fence_next_epoch('cte-b') AS cb \gset
 INSERT INTO cte VALUES (1, 'cte-a', :ca), (2, 'cte-b', :cb);
+-- (the DELETE reads the UPDATE's result, so the UPDATE runs first)
 WITH u AS (UPDATE cte SET tok = :ca WHERE id = 1 RETURNING id)
-DELETE FROM cte WHERE id = 2;
+DELETE FROM cte WHERE id = 2 AND EXISTS (SELECT 1 FROM u);
 MERGE INTO cte USING (VALUES (1), (2)) s(id) ON cte.id = s.id
   WHEN MATCHED AND cte.id = 1 THEN UPDATE SET tok = :ca
   WHEN MATCHED THEN DELETE;
@@ -146,6 +147,10 @@ UPDATE moving SET part = 2, tok = 6 WHERE id = 1;
 UPDATE moving SET part = 2, tok = 4 WHERE id = 2;
 MERGE INTO moving USING (VALUES (2)) s(id) ON moving.id = s.id
   WHEN MATCHED THEN UPDATE SET part = 2, tok = 5;
+-- a data-modifying WITH query the main query does not read runs after it,
+-- when the statement finishes: the move is recognised there too
+INSERT INTO moving VALUES (3, 1, 5);
+WITH u AS (UPDATE moving SET part = 2, tok = 6 WHERE id = 3) SELECT 1 AS moved;
 SELECT tableoid::regclass, id, tok FROM moving ORDER BY id;
 DROP TABLE moving;
 
@@ -235,6 +240,10 @@ INSERT INTO oc VALUES (1, 'higher', :c1 + 10) ON CONFLICT (id) DO UPDATE SET v =
 SELECT mark = :c1 AS mark_unchanged FROM fencing.scopes WHERE scope = 'conflict-scope';
 WITH ins AS (INSERT INTO oc VALUES (1, 'higher', :c1 + 10) ON CONFLICT DO NOTHING RETURNING id)
 SELECT count(*) FROM ins;
+SELECT mark = :c1 AS mark_unchanged FROM fencing.scopes WHERE scope = 'conflict-scope';
+-- ... also in a WITH query nobody reads (it runs when the statement finishes)
+WITH ins AS (INSERT INTO oc VALUES (1, 'higher', :c1 + 10) ON CONFLICT DO NOTHING)
+SELECT 1 AS unread;
 SELECT mark = :c1 AS mark_unchanged FROM fencing.scopes WHERE scope = 'conflict-scope';
 -- ... and a row it does write raises the mark as any other
 INSERT INTO oc VALUES (1, 'x', :c1 + 10), (2, 'new row', :c1 + 10) ON CONFLICT DO NOTHING;

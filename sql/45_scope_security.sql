@@ -129,6 +129,20 @@ SELECT fencing.may_read('victim') AS may_read_victim;
 INSERT INTO report_rows (line, tok) VALUES ('stranger at the mark', :v4);
 SELECT fencing.create_scope('mine');
 \echo :LAST_ERROR_SQLSTATE
+-- nor manages another's scope, nor reads its mark
+SELECT fencing.revoke_scope('victim', 'write', 'regress_fencing_writer');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fencing.alter_scope_tokens('victim', 'external');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fencing.alter_scope_owner('victim', 'regress_fencing_stranger');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fencing.committed_mark('victim') IS NULL AS mark_hidden;
+RESET ROLE;
+-- a superuser cannot give a scope to a role that does not exist
+SELECT fencing.alter_scope_owner('victim', 999999::oid::regrole);
+\echo :LAST_ERROR_SQLSTATE
+SET ROLE regress_fencing_monitor;
+SELECT fencing.committed_mark('victim') IS NOT NULL AS monitor_reads_mark;
 RESET ROLE;
 SET ROLE regress_fencing_monitor;
 SELECT count(*) > 0 AS monitor_sees_scopes FROM fencing.scopes WHERE scope = 'victim';

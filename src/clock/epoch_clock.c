@@ -140,7 +140,7 @@ record_term(const char *scope, int64 epoch, const char *holder)
 	values[2] = CStringGetTextDatum(holder);
 	values[3] = NameGetDatum(&issued_by);
 
-	fencing_insert_as_owner(&plan, sql, 4, argtypes, values);
+	(void) fencing_execute_as_owner(&plan, sql, 4, argtypes, values);
 }
 
 /* fence_next_epoch(scope text, holder text DEFAULT NULL) returns bigint */

@@ -283,7 +283,7 @@ raise_mark(const char *scope, int64 token)
 
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = Int64GetDatum(token);
-	fencing_insert_as_owner(&raise_plan, sql, 2, argtypes, values);
+	(void) fencing_execute_as_owner(&raise_plan, sql, 2, argtypes, values);
 
 	fencing_require_durable_commit();
 }
@@ -398,12 +398,6 @@ scope_mark_raise_deferred(const char *scope, int64 token)
 	return true;
 }
 
-bool
-scope_mark_raise_pending(void)
-{
-	return raise_deferred;
-}
-
 void
 scope_mark_abandon(ScopeHold *entry)
 {
@@ -492,7 +486,7 @@ reset_mark(PG_FUNCTION_ARGS)
 
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = Int64GetDatum(new_mark);
-	fencing_insert_as_owner(&plan, sql, 2, argtypes, values);
+	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
 
 	scope_mark_remember(scope, new_mark);
 	fencing_require_durable_commit();
@@ -573,16 +567,8 @@ committed_mark(PG_FUNCTION_ARGS)
 
 	if (strlen(scope) == 0 || strlen(scope) > FENCING_SCOPE_MAX_LEN)
 		PG_RETURN_NULL();
-	if (!superuser_arg(roleid) &&
-		!has_privs_of_role(roleid, ROLE_PG_MONITOR) &&
-		!has_privs_of_role(roleid, ROLE_PG_READ_ALL_STATS))
-	{
-		ScopeInfo	info;
-
-		if (!scope_acl_installed() || !scope_info_read(scope, &info) ||
-			!scope_acl_has(scope, &info, SCOPE_PRIV_READ, roleid))
-			PG_RETURN_NULL();
-	}
+	if (!scope_acl_may_read(scope, roleid))
+		PG_RETURN_NULL();
 	mark = read_mark_table(scope);
 	if (mark == SCOPE_MARK_NONE)
 		PG_RETURN_NULL();

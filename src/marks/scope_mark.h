@@ -49,13 +49,12 @@ extern bool scope_mark_admit(const char *scope, int64 token, int64 *mark);
  * INSERT ... ON CONFLICT fires BEFORE INSERT for rows it may not write:
  * scope_mark_defer() keeps the exclusive lock without raising, and the AFTER
  * INSERT trigger, which fires only for rows written, raises the mark with
- * scope_mark_raise_deferred().  scope_mark_raise_pending() says whether this
+ * scope_mark_raise_deferred().  fencing.raise_pending() says whether this
  * transaction deferred any raise (the AFTER trigger's WHEN condition).
  */
 extern bool scope_mark_admits_without_raise(const ScopeHold *hold, int64 token);
 extern void scope_mark_defer(ScopeHold *hold);
 extern bool scope_mark_raise_deferred(const char *scope, int64 token);
-extern bool scope_mark_raise_pending(void);
 
 /*
  * Lock the scope exclusively (waiting for every in-flight writer of the

@@ -77,34 +77,6 @@ scope_acl_installed(void)
 	return OidIsValid(nsp) && OidIsValid(get_relname_relid("scope_grants", nsp));
 }
 
-void
-scope_acl_spi_connect(FencingUserContext *uctx)
-{
-	fencing_become_owner(uctx);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-}
-
-int
-scope_acl_spi_execute(SPIPlanPtr *slot, const char *sql, int nargs,
-					  Oid *argtypes, Datum *values, bool read_only)
-{
-	int			rc = SPI_execute_snapshot(fencing_saved_plan(slot, sql, nargs, argtypes),
-										  values, NULL, GetLatestSnapshot(),
-										  InvalidSnapshot, read_only, !read_only, 0);
-
-	if (rc < 0)
-		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(rc));
-	return rc;
-}
-
-void
-scope_acl_spi_finish(FencingUserContext *uctx)
-{
-	SPI_finish();
-	fencing_restore_user(uctx);
-}
-
 /*
  * The registry row, read with an index scan of fencing.scopes under a fresh
  * snapshot taken after the table and its index are open (as the mark is
@@ -179,8 +151,8 @@ granted(const char *scope, ScopePrivilege priv, Oid roleid)
 	bool		found = false;
 
 	values[0] = CStringGetTextDatum(scope);
-	scope_acl_spi_connect(&uctx);
-	scope_acl_spi_execute(&plan, sql, 1, argtypes, values, true);
+	fencing_spi_connect_as_owner(&uctx);
+	fencing_spi_execute(&plan, sql, 1, argtypes, values, true);
 	for (uint64 i = 0; i < SPI_processed && !found; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
@@ -192,7 +164,7 @@ granted(const char *scope, ScopePrivilege priv, Oid roleid)
 			(grantee == InvalidOid || has_privs_of_role(roleid, grantee)))
 			found = true;
 	}
-	scope_acl_spi_finish(&uctx);
+	fencing_spi_finish_as_owner(&uctx);
 	return found;
 }
 
@@ -256,7 +228,7 @@ deny(const char *scope, ScopePrivilege priv, Oid roleid)
 					   what[priv], privilege_names[priv], scope, role),
 			 errhint("The scope's owner can grant it: SELECT fencing.grant_scope(%s, '%s', %s);",
 					 quote_literal_cstr(scope), privilege_names[priv],
-					 quote_literal_cstr(role))));
+					 quote_literal_cstr(quote_identifier(role)))));
 }
 
 static void
@@ -294,13 +266,13 @@ scope_acl_create(const char *scope, Oid owner, bool issued)
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = ObjectIdGetDatum(owner);
 	values[2] = CStringGetTextDatum(issued ? "issued" : "external");
-	scope_acl_spi_connect(&uctx);
+	fencing_spi_connect_as_owner(&uctx);
 	if (scope_acl_installed())
-		scope_acl_spi_execute(&plan, sql, 3, argtypes, values, false);
+		fencing_spi_execute(&plan, sql, 3, argtypes, values, false);
 	else
-		scope_acl_spi_execute(&legacy_plan, legacy_sql, 1, argtypes, values, false);
+		fencing_spi_execute(&legacy_plan, legacy_sql, 1, argtypes, values, false);
 	inserted = SPI_processed > 0;
-	scope_acl_spi_finish(&uctx);
+	fencing_spi_finish_as_owner(&uctx);
 	return inserted;
 }
 
@@ -353,10 +325,10 @@ term_issued(const char *scope, int64 token)
 
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = Int64GetDatum(token);
-	scope_acl_spi_connect(&uctx);
-	scope_acl_spi_execute(&plan, sql, 2, argtypes, values, true);
+	fencing_spi_connect_as_owner(&uctx);
+	fencing_spi_execute(&plan, sql, 2, argtypes, values, true);
 	found = SPI_processed > 0;
-	scope_acl_spi_finish(&uctx);
+	fencing_spi_finish_as_owner(&uctx);
 	return found;
 }
 
@@ -432,11 +404,41 @@ check_scope_privilege(PG_FUNCTION_ARGS)
 	{
 		char	   *tokens = text_to_cstring(PG_GETARG_TEXT_PP(2));
 
-		missing = strcmp(tokens, "external") == 0 ?
-			SCOPE_MISSING_CREATE_EXTERNAL : SCOPE_MISSING_CREATE_ISSUED;
+		if (strcmp(tokens, "external") == 0)
+			missing = SCOPE_MISSING_CREATE_EXTERNAL;
+		else if (strcmp(tokens, "issued") == 0)
+			missing = SCOPE_MISSING_CREATE_ISSUED;
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unrecognized fencing scope tokens \"%s\"", tokens),
+					 errhint("A scope's tokens are \"issued\" or \"external\".")));
 	}
 	scope_acl_require(scope, priv, GetOuterUserId(), missing, &info);
 	PG_RETURN_VOID();
+}
+
+/* Superusers and monitoring roles read every scope. */
+static bool
+reads_every_scope(Oid roleid)
+{
+	return superuser_arg(roleid) ||
+		has_privs_of_role(roleid, ROLE_PG_MONITOR) ||
+		has_privs_of_role(roleid, ROLE_PG_READ_ALL_STATS);
+}
+
+bool
+scope_acl_may_read(const char *scope, Oid roleid)
+{
+	ScopeInfo	info;
+
+	if (reads_every_scope(roleid))
+		return true;
+	if (strlen(scope) == 0 || strlen(scope) > FENCING_SCOPE_MAX_LEN)
+		return false;
+	return scope_acl_installed() &&
+		scope_info_read(scope, &info) &&
+		scope_acl_has(scope, &info, SCOPE_PRIV_READ, roleid);
 }
 
 /*
@@ -461,14 +463,9 @@ may_read(PG_FUNCTION_ARGS)
 	HTAB	   *answers = (HTAB *) fcinfo->flinfo->fn_extra;
 	ReadAnswer *answer;
 	bool		found;
-	ScopeInfo	info;
 
-	if (superuser_arg(roleid) ||
-		has_privs_of_role(roleid, ROLE_PG_MONITOR) ||
-		has_privs_of_role(roleid, ROLE_PG_READ_ALL_STATS))
+	if (reads_every_scope(roleid))
 		PG_RETURN_BOOL(true);
-	if (strlen(scope) > FENCING_SCOPE_MAX_LEN)
-		PG_RETURN_BOOL(false);
 	if (answers == NULL)
 	{
 		answers = fencing_scope_hash_create("fencing read answers", sizeof(ReadAnswer),
@@ -477,8 +474,6 @@ may_read(PG_FUNCTION_ARGS)
 	}
 	answer = hash_search(answers, scope, HASH_ENTER, &found);
 	if (!found)
-		answer->may = scope_acl_installed() &&
-			scope_info_read(scope, &info) &&
-			scope_acl_has(scope, &info, SCOPE_PRIV_READ, roleid);
+		answer->may = scope_acl_may_read(scope, roleid);
 	PG_RETURN_BOOL(answer->may);
 }

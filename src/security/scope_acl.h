@@ -67,6 +67,9 @@ extern void scope_acl_require(const char *scope, ScopePrivilege priv, Oid roleid
 extern void scope_acl_check_raise(const char *scope, int64 token);
 extern void scope_acl_admit_raise(const char *scope, int64 token);
 
+/* Whether roleid may see the scope's rows (superusers and pg_monitor: every scope). */
+extern bool scope_acl_may_read(const char *scope, Oid roleid);
+
 /* Whether roleid may create scopes (EXECUTE on fencing.create_scope). */
 extern bool scope_acl_may_create(Oid roleid);
 
@@ -76,14 +79,5 @@ extern bool scope_acl_create(const char *scope, Oid owner, bool issued);
 /* Parse 'lead', 'write', 'read'. */
 extern ScopePrivilege scope_privilege_from_name(const char *name);
 extern const char *scope_privilege_name(ScopePrivilege priv);
-
-/*
- * Our statements on the registry and the grants: connect to SPI as the
- * extension owner, run saved plans with a fresh snapshot, finish.
- */
-extern void scope_acl_spi_connect(FencingUserContext *uctx);
-extern int	scope_acl_spi_execute(SPIPlanPtr *slot, const char *sql, int nargs,
-								  Oid *argtypes, Datum *values, bool read_only);
-extern void scope_acl_spi_finish(FencingUserContext *uctx);
 
 #endif							/* SCOPE_ACL_H */

@@ -54,10 +54,17 @@ tokens_arg(FunctionCallInfo fcinfo, int n)
 	return strcmp(tokens, "issued") == 0;
 }
 
-/* The caller may act as "role" (to make it an owner), as for ALTER ... OWNER TO. */
+/*
+ * The caller may act as "role" (to make it an owner), as for ALTER ... OWNER
+ * TO; the role must exist (a regrole argument may hold any OID).
+ */
 static void
 require_may_become(Oid role)
 {
+	if (GetUserNameFromId(role, true) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role with OID %u does not exist", role)));
 	if (!superuser() && !is_member_of_role(GetUserId(), role))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -98,20 +105,6 @@ grantee_arg(FunctionCallInfo fcinfo, int n)
 	return DatumGetObjectId(DirectFunctionCall1(regrolein, CStringGetDatum(name)));
 }
 
-/* Run one fixed statement on the registry or the grants; rows it touched. */
-static uint64
-run(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes, Datum *values)
-{
-	FencingUserContext uctx;
-	uint64		n;
-
-	scope_acl_spi_connect(&uctx);
-	scope_acl_spi_execute(slot, sql, nargs, argtypes, values, false);
-	n = SPI_processed;
-	scope_acl_spi_finish(&uctx);
-	return n;
-}
-
 /*
  * fencing.create_scope(scope text, tokens text DEFAULT 'issued',
  *                      owner regrole DEFAULT NULL): NULL owner is the caller.
@@ -130,10 +123,6 @@ create_scope(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"fencing\" must be updated to create scopes"),
 				 errhint("Run ALTER EXTENSION fencing UPDATE.")));
-	if (GetUserNameFromId(owner, true) == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("role with OID %u does not exist", owner)));
 	if (owner != GetUserId())
 		require_may_become(owner);
 	if (!scope_acl_create(scope, owner, issued))
@@ -185,7 +174,7 @@ grant_scope(PG_FUNCTION_ARGS)
 	values[1] = ObjectIdGetDatum(grantee);
 	values[2] = CStringGetTextDatum(scope_privilege_name(priv));
 	values[3] = ObjectIdGetDatum(GetUserId());
-	PG_RETURN_BOOL(run(&plan, sql, 4, argtypes, values) > 0);
+	PG_RETURN_BOOL(fencing_execute_as_owner(&plan, sql, 4, argtypes, values) > 0);
 }
 
 /* fencing.revoke_scope(scope text, privilege text, grantee text) returns boolean */
@@ -208,7 +197,7 @@ revoke_scope(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = ObjectIdGetDatum(grantee);
 	values[2] = CStringGetTextDatum(scope_privilege_name(priv));
-	PG_RETURN_BOOL(run(&plan, sql, 3, argtypes, values) > 0);
+	PG_RETURN_BOOL(fencing_execute_as_owner(&plan, sql, 3, argtypes, values) > 0);
 }
 
 /* fencing.alter_scope_owner(scope text, owner regrole) */
@@ -236,7 +225,7 @@ alter_scope_owner(PG_FUNCTION_ARGS)
 
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = ObjectIdGetDatum(owner);
-	(void) run(&plan, sql, 2, argtypes, values);
+	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
 	PG_RETURN_VOID();
 }
 
@@ -258,6 +247,6 @@ alter_scope_tokens(PG_FUNCTION_ARGS)
 	require_owner(scope, &info);
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = CStringGetTextDatum(issued ? "issued" : "external");
-	(void) run(&plan, sql, 2, argtypes, values);
+	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
 	PG_RETURN_VOID();
 }

@@ -146,26 +146,51 @@ fencing_saved_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 }
 
 /*
- * Run one of our fixed INSERT or UPDATE statements as the owner of the
- * extension's tables, with a fresh snapshot (under REPEATABLE READ the transaction's own
- * would raise 40001 on a row another transaction changed since), firing
- * triggers (the mark-cache invalidation trigger on fencing.scopes).
+ * Our fixed statements run as the owner of the extension's tables, with a
+ * fresh snapshot (under REPEATABLE READ the transaction's own would raise
+ * 40001 on a row another transaction changed since), firing triggers (the
+ * mark-cache invalidation trigger on fencing.scopes).  Callers that read
+ * the result connect, execute and finish themselves; the others call
+ * fencing_execute_as_owner().
  */
 void
-fencing_insert_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
-						Oid *argtypes, Datum *values)
+fencing_spi_connect_as_owner(FencingUserContext *uctx)
 {
-	FencingUserContext uctx;
-	int			rc;
-
-	fencing_become_owner(&uctx);
+	fencing_become_owner(uctx);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	rc = SPI_execute_snapshot(fencing_saved_plan(slot, sql, nargs, argtypes),
-							  values, NULL, GetLatestSnapshot(),
-							  InvalidSnapshot, false, true, 0);
-	if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
+}
+
+int
+fencing_spi_execute(SPIPlanPtr *slot, const char *sql, int nargs,
+					Oid *argtypes, Datum *values, bool read_only)
+{
+	int			rc = SPI_execute_snapshot(fencing_saved_plan(slot, sql, nargs, argtypes),
+										  values, NULL, GetLatestSnapshot(),
+										  InvalidSnapshot, read_only, !read_only, 0);
+
+	if (rc < 0)
 		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(rc));
+	return rc;
+}
+
+void
+fencing_spi_finish_as_owner(const FencingUserContext *uctx)
+{
 	SPI_finish();
-	fencing_restore_user(&uctx);
+	fencing_restore_user(uctx);
+}
+
+uint64
+fencing_execute_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
+						 Oid *argtypes, Datum *values)
+{
+	FencingUserContext uctx;
+	uint64		rows;
+
+	fencing_spi_connect_as_owner(&uctx);
+	(void) fencing_spi_execute(slot, sql, nargs, argtypes, values, false);
+	rows = SPI_processed;
+	fencing_spi_finish_as_owner(&uctx);
+	return rows;
 }

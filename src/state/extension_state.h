@@ -39,8 +39,16 @@ extern void fencing_restore_user(const FencingUserContext *ctx);
 extern SPIPlanPtr fencing_saved_plan(SPIPlanPtr *slot, const char *sql,
 									 int nargs, Oid *argtypes);
 
-/* Run a saved INSERT or UPDATE of ours as the owner, with a fresh snapshot. */
-extern void fencing_insert_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
-									Oid *argtypes, Datum *values);
+/*
+ * Our fixed statements, run as the owner with a fresh snapshot: connect,
+ * execute (saved plans; an SPI result code), finish; or all three at once
+ * for a write, returning the rows it touched.
+ */
+extern void fencing_spi_connect_as_owner(FencingUserContext *uctx);
+extern int	fencing_spi_execute(SPIPlanPtr *slot, const char *sql, int nargs,
+								Oid *argtypes, Datum *values, bool read_only);
+extern void fencing_spi_finish_as_owner(const FencingUserContext *uctx);
+extern uint64 fencing_execute_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
+									   Oid *argtypes, Datum *values);
 
 #endif							/* EXTENSION_STATE_H */

@@ -306,14 +306,21 @@ check_scope(Relation rel, const FenceConfig *cfg, const char *scope,
 	return reject_stale(rel, cfg, scope, token, mark, false);
 }
 
-/* Check the row's own token, the per-row mark. */
+/*
+ * Check the row's own token, the per-row mark.  *raises: the write raises
+ * it (the token is above the row's).
+ */
 static bool
 check_row(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
-		  const char *scope, int64 token)
+		  const char *scope, int64 token, bool *raises)
 {
 	int64		stored;
 
-	if (!row_token(oldtuple, RelationGetDescr(rel), cfg, &stored) || token >= stored)
+	*raises = false;
+	if (!row_token(oldtuple, RelationGetDescr(rel), cfg, &stored))
+		return true;
+	*raises = token > stored;
+	if (token >= stored)
 		return true;
 	return reject_stale(rel, cfg, scope, token, stored, true);
 }
@@ -324,15 +331,11 @@ check_row(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
  * scope mark does.
  */
 static void
-confirm(const FenceConfig *cfg, ScopeHold *hold, HeapTuple oldtuple,
-		TupleDesc desc, int64 token)
+confirm(const FenceConfig *cfg, ScopeHold *hold, bool raises_row, int64 token)
 {
-	int64		stored;
-
 	if (hold != NULL)
 		scope_mark_confirm(hold, token);
-	if (oldtuple != NULL && cfg->scope_kind == FENCE_SCOPE_NONE &&
-		row_token(oldtuple, desc, cfg, &stored) && token > stored)
+	if (raises_row && cfg->scope_kind == FENCE_SCOPE_NONE)
 		fencing_require_durable_commit();
 }
 
@@ -417,7 +420,7 @@ fence_insert(Relation rel, const FenceConfig *cfg, HeapTuple newtuple, Oid fn_oi
 		running_statement_has_on_conflict() && has_deferred_raise_trigger(rel, fn_oid))
 		scope_mark_defer(hold);
 	else
-		confirm(cfg, hold, NULL, NULL, token);
+		confirm(cfg, hold, false, token);
 	return store_token(rel, cfg, newtuple, token);
 }
 
@@ -444,6 +447,7 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg)
 	int64		token;
 	ScopeHold  *new_hold;
 	ScopeHold  *old_hold = NULL;
+	bool		raises_row;
 
 	token = incoming_token(rel, cfg, new_scope, newtuple, oldtuple,
 						   update_assigns_token(trigdata, cfg));
@@ -453,10 +457,10 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg)
 	if (old_scope != NULL && strcmp(old_scope, new_scope) != 0 &&
 		!check_scope(rel, cfg, old_scope, token, &old_hold))
 		return left_out(new_hold, NULL);
-	if (!check_row(rel, cfg, oldtuple, old_scope, token))
+	if (!check_row(rel, cfg, oldtuple, old_scope, token, &raises_row))
 		return left_out(new_hold, old_hold);
 
-	confirm(cfg, new_hold, oldtuple, RelationGetDescr(rel), token);
+	confirm(cfg, new_hold, raises_row, token);
 	if (old_hold != NULL)
 		scope_mark_confirm(old_hold, token);
 
@@ -474,6 +478,7 @@ fence_delete(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple)
 	const char *scope = row_scope(rel, oldtuple, cfg);
 	int64		token;
 	ScopeHold  *hold;
+	bool		raises_row;
 
 	if (moving_row.statement != 0 &&
 		moving_row.statement == running_statement_id() &&
@@ -489,9 +494,9 @@ fence_delete(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple)
 
 	if (!check_scope(rel, cfg, scope, token, &hold))
 		return NULL;
-	if (!check_row(rel, cfg, oldtuple, scope, token))
+	if (!check_row(rel, cfg, oldtuple, scope, token, &raises_row))
 		return left_out(hold, NULL);
-	confirm(cfg, hold, oldtuple, RelationGetDescr(rel), token);
+	confirm(cfg, hold, raises_row, token);
 	return oldtuple;
 }
 
@@ -538,13 +543,12 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 		appendStringInfo(&sql, "SELECT pg_catalog.max(%s)::pg_catalog.int8 FROM ONLY %s",
 						 quote_identifier(cfg->token_column), relname);
 
-	fencing_become_owner(&uctx);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	fencing_spi_connect_as_owner(&uctx);
 
 	/*
 	 * A fresh snapshot: the statement's was taken before TRUNCATE's exclusive
-	 * lock was granted and can miss rows committed meanwhile.
+	 * lock was granted and can miss rows committed meanwhile.  The marks are
+	 * then judged as the caller (its privileges), SPI still open for the rows.
 	 */
 	if (SPI_execute_snapshot(SPI_prepare(sql.data, 0, NULL), NULL, NULL,
 							 GetLatestSnapshot(), InvalidSnapshot,

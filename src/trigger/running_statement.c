@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * running_statement.c
- *	  An ExecutorRun hook that keeps a stack of the statements being
+ *	  ExecutorRun and ExecutorFinish hooks that keep a stack of the statements being
  *	  executed, so the fence trigger can look at the one that fired it.
  *
  * A row trigger sees one row; three decisions need the statement:
@@ -15,8 +15,9 @@
  *     as part of the UPDATE that moved it, and nothing else.
  *
  * BEFORE ROW triggers fire inside ExecutorRun of the statement that writes
- * the row; statements run by triggers or functions meanwhile push and pop
- * their own entries.  Plans are looked at only when a decision needs it.
+ * the row, or inside its ExecutorFinish (a data-modifying WITH query the
+ * main query does not read); statements run by triggers or functions
+ * meanwhile push and pop their own entries.  Plans are looked at only when a decision needs it.
  *
  *-------------------------------------------------------------------------
  */
@@ -29,12 +30,29 @@ typedef struct RunningStatement
 {
 	QueryDesc  *query;
 	uint64		id;
+	int8		has_merge;		/* -1 until known: the plan is looked at once */
 	struct RunningStatement *outer;
 } RunningStatement;
 
 static RunningStatement *innermost = NULL;
 static uint64 last_id = 0;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
+
+/*
+ * A frame for queryDesc, around ExecutorRun and around ExecutorFinish: a
+ * data-modifying WITH query that the main query does not read runs to
+ * completion in ExecutorFinish.
+ */
+static void
+push_frame(RunningStatement *frame, QueryDesc *queryDesc)
+{
+	frame->query = queryDesc;
+	frame->id = ++last_id;
+	frame->has_merge = -1;
+	frame->outer = innermost;
+	innermost = frame;
+}
 
 static void
 fencing_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
@@ -42,10 +60,7 @@ fencing_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 {
 	RunningStatement frame;
 
-	frame.query = queryDesc;
-	frame.id = ++last_id;
-	frame.outer = innermost;
-	innermost = &frame;
+	push_frame(&frame, queryDesc);
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
@@ -60,11 +75,33 @@ fencing_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 	PG_END_TRY();
 }
 
+static void
+fencing_ExecutorFinish(QueryDesc *queryDesc)
+{
+	RunningStatement frame;
+
+	push_frame(&frame, queryDesc);
+	PG_TRY();
+	{
+		if (prev_ExecutorFinish)
+			prev_ExecutorFinish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+	}
+	PG_FINALLY();
+	{
+		innermost = frame.outer;
+	}
+	PG_END_TRY();
+}
+
 void
 running_statement_init(void)
 {
 	prev_ExecutorRun = ExecutorRun_hook;
 	ExecutorRun_hook = fencing_ExecutorRun;
+	prev_ExecutorFinish = ExecutorFinish_hook;
+	ExecutorFinish_hook = fencing_ExecutorFinish;
 }
 
 uint64
@@ -116,6 +153,29 @@ action_assigns(const MergeAction *action, const char *column)
 }
 #endif
 
+#if PG_VERSION_NUM >= 150000
+/* Whether the running statement has a MERGE; found once per statement. */
+static bool
+statement_has_merge(void)
+{
+	int			pos = 0;
+	ModifyTable *mt;
+
+	if (innermost == NULL)
+		return false;
+	if (innermost->has_merge < 0)
+	{
+		innermost->has_merge = 0;
+		while ((mt = next_modify_table(&pos)) != NULL)
+		{
+			if (mt->operation == CMD_MERGE)
+				innermost->has_merge = 1;
+		}
+	}
+	return innermost->has_merge == 1;
+}
+#endif
+
 MergeAssigns
 running_statement_merge_assigns(const char *column)
 {
@@ -124,6 +184,9 @@ running_statement_merge_assigns(const char *column)
 	int			pos = 0;
 	ModifyTable *mt;
 
+	/* every row of every UPDATE asks: most statements are no MERGE */
+	if (!statement_has_merge())
+		return MERGE_NONE;
 	while ((mt = next_modify_table(&pos)) != NULL)
 	{
 		ListCell   *alc;

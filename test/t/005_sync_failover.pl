@@ -53,6 +53,7 @@ q1(q{
 	CREATE TABLE jobs (id int PRIMARY KEY, tok bigint, v text);
 	SELECT fencing.protect('jobs', 'tok', scope => 'jobs');
 	SELECT fencing.create_scope('ext', tokens => 'external');
+	SELECT fencing.create_scope('ext-takeover', tokens => 'external');
 	CREATE TABLE ext (id int PRIMARY KEY, tok bigint, v text);
 	SELECT fencing.protect('ext', 'tok', scope => 'ext');
 	CREATE TABLE rows_only (id int PRIMARY KEY, tok bigint, v text);
@@ -83,6 +84,8 @@ my %waiting = (
 	  "SET synchronous_commit = off;\n\\echo ready\nSELECT take_async('w2');\n",
 	'SET LOCAL after a write that raised a mark' =>
 	  "BEGIN;\nINSERT INTO ext VALUES (1, 1000, 'raise');\nSET LOCAL synchronous_commit = off;\n\\echo ready\nCOMMIT;\n",
+	'SET LOCAL after takeover()' =>
+	  "BEGIN;\nSELECT fencing.takeover('ext-takeover', 700);\nSET LOCAL synchronous_commit = off;\n\\echo ready\nCOMMIT;\n",
 );
 my %session;
 for my $case (sort keys %waiting)
@@ -91,15 +94,17 @@ for my $case (sort keys %waiting)
 	$session{$case}->query_until(qr/ready/, $waiting{$case});
 }
 ok( $primary->poll_query_until('postgres',
-		"SELECT count(*) = 3 FROM pg_stat_activity WHERE wait_event = 'SyncRep'"),
-	'all three commits wait for the synchronous standby (wait_event SyncRep)');
+		"SELECT count(*) = 4 FROM pg_stat_activity WHERE wait_event = 'SyncRep'"),
+	'all four commits wait for the synchronous standby (wait_event SyncRep)');
 # still waiting a moment later, and nothing of them is visible yet
 sleep 1;
 is(q1("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'"),
-	'3', 'they are still waiting');
+	'4', 'they are still waiting');
 is(q1("SELECT count(*) FROM fencing.terms WHERE scope IN ('w1', 'w2')"),
 	'0', 'the waiting terms are not visible yet');
 is(q1("SELECT count(*) FROM ext"), '0', 'the waiting raise is not visible yet');
+is(q1("SELECT mark FROM fencing.scopes WHERE scope = 'ext-takeover'"),
+	'0', 'the waiting takeover is not visible yet');
 
 $standby->start;
 wait_sync();
@@ -117,6 +122,8 @@ is( $standby->safe_psql('postgres',
 	'w1,w2', 'the standby has both terms');
 is($standby->safe_psql('postgres', "SELECT mark FROM fencing.scopes WHERE scope = 'ext'"),
 	'1000', 'the standby has the raised mark');
+is($standby->safe_psql('postgres', "SELECT mark FROM fencing.scopes WHERE scope = 'ext-takeover'"),
+	'700', 'the standby has the mark takeover() raised');
 $issued{w1} = [ q1("SELECT epoch FROM fencing.terms WHERE scope = 'w1'") ];
 $issued{w2} = [ q1("SELECT epoch FROM fencing.terms WHERE scope = 'w2'") ];
 
