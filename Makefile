@@ -9,6 +9,8 @@ MODULE_big = fencing
 OBJS = src/fencing.o \
        src/checks/input_checks.o \
        src/state/extension_state.o \
+       src/state/direct_row.o \
+       src/leases/lease.o \
        src/clock/epoch_clock.o \
        src/clock/term_band.o \
        src/durability/durable_commit.o \

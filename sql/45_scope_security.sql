@@ -160,8 +160,6 @@ SELECT * FROM fencing.renew_lease('victim', 'leader-1', :v4, '1 day');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fencing.release_lease('victim', 'leader-1', :v4);
 \echo :LAST_ERROR_SQLSTATE
-SELECT fencing.check_scope_privilege('victim', 'lead');
-\echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 SELECT row(v.*)::text = :'victim_before' AS victim_unchanged
   FROM public.regress_fencing_state v WHERE scope = 'victim';
@@ -231,16 +229,13 @@ SELECT fencing.protect('report_rows', 'tok', scope => 'victim');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fencing.protect_new_partitions('pg_catalog.pg_class');
 \echo :LAST_ERROR_SQLSTATE
-SELECT fencing.check_names('x', 'y');
-\echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 SELECT p.oid::regprocedure AS internal_function,
        has_function_privilege('regress_fencing_stranger', p.oid, 'EXECUTE') AS public_may_execute
   FROM pg_proc p
  WHERE p.pronamespace = 'fencing'::regnamespace
-   AND p.proname IN ('protect_new_partitions', 'forget_cached_marks', 'check_names',
-                     'check_lease_args', 'lock_held_lease', 'fence_new_partitions',
-                     'check_scope_privilege', 'create_scope')
+   AND p.proname IN ('protect_new_partitions', 'forget_cached_marks',
+                     'fence_new_partitions', 'create_scope')
  ORDER BY 1::text;
 -- the superuser holds such a lock only when it asks to
 BEGIN;

@@ -91,3 +91,46 @@ SELECT pg_describe_object(classid, objid, objsubid) AS member
 \c :regress_db
 DROP DATABASE fencing_upgrade_12;
 DROP ROLE regress_fencing_old_app;
+
+-- ---------------------------------------------------------------------------
+-- 1.2 -> 1.3, lease calls in C: a 1.2 install keeps working on the 1.3
+-- library before its update (its plpgsql lease functions call C helpers the
+-- library keeps), and the leases it granted carry on after the update, for
+-- the role that holds them.
+-- ---------------------------------------------------------------------------
+CREATE DATABASE fencing_upgrade_13;
+\c fencing_upgrade_13
+\set SHOW_CONTEXT never
+SET client_min_messages = warning;
+CREATE EXTENSION fencing VERSION '1.2';
+RESET client_min_messages;
+CREATE ROLE regress_fencing_lease_app;
+GRANT EXECUTE ON FUNCTION fencing.create_scope(text, text, regrole) TO regress_fencing_lease_app;
+SET ROLE regress_fencing_lease_app;
+SELECT granted, term AS held_term FROM fencing.acquire_lease('carried', 'h1', '1 hour') \gset
+SELECT granted, lease_holder FROM fencing.acquire_lease('carried', 'h2', '1 hour');
+SELECT renewed FROM fencing.renew_lease('carried', 'h1', :held_term, '1 hour');
+SELECT granted, term AS short_term FROM fencing.acquire_lease('expiring', 'h1', '1 millisecond') \gset
+RESET ROLE;
+ALTER EXTENSION fencing UPDATE TO '1.3';
+SELECT extversion FROM pg_extension WHERE extname = 'fencing';
+SELECT p.oid::regprocedure AS lease_function, l.lanname, p.prosecdef, p.proconfig
+  FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+ WHERE p.pronamespace = 'fencing'::regnamespace AND p.proname LIKE '%\_lease'
+ ORDER BY 1::text;
+SET ROLE regress_fencing_lease_app;
+-- the holder asks again: the same term; another holder is told who holds it
+SELECT granted, term = :held_term AS same_term FROM fencing.acquire_lease('carried', 'h1', '1 hour');
+SELECT granted, lease_holder, term = :held_term AS held_term FROM fencing.acquire_lease('carried', 'h2', '1 hour');
+SELECT renewed, lease_term = :held_term AS held_term FROM fencing.renew_lease('carried', 'h1', :held_term, '1 hour');
+-- the lease granted for a millisecond before the update has expired
+SELECT pg_sleep(0.01);
+SELECT granted, term > :short_term AS newer_term FROM fencing.acquire_lease('expiring', 'h2', '1 hour');
+SELECT renewed, lease_holder FROM fencing.renew_lease('expiring', 'h1', :short_term, '1 hour');
+SELECT fencing.release_lease('carried', 'h1', :held_term) AS released;
+RESET ROLE;
+SELECT scope, holder, live, takeovers, fenced FROM fencing.lease_status ORDER BY scope;
+SELECT scope, count(*) AS terms FROM fencing.terms GROUP BY scope ORDER BY scope;
+\c :regress_db
+DROP DATABASE fencing_upgrade_13;
+DROP ROLE regress_fencing_lease_app;

@@ -98,7 +98,6 @@ SELECT relation FROM fencing.table_stats ORDER BY relation::text;
 SELECT count(*) FROM fencing.last_rejections;
 SELECT fencing.stats_reset();
 SELECT fencing.prune_terms();
-SELECT fencing.count_lease_event('tele', 'grant');
 RESET ROLE;
 SET ROLE regress_tele_nobody;
 SELECT * FROM fencing.scope_stats;
@@ -106,7 +105,6 @@ SELECT * FROM fencing.table_stats;
 SELECT * FROM fencing.last_rejections;
 SELECT * FROM fencing.scope_counters();
 RESET ROLE;
-SELECT fencing.count_lease_event('tele', 'bogus');
 
 -- 5. retention: prune_terms keeps the latest term of each scope, every term
 -- at or above its mark, each lease's term, the newest keep_per_scope

@@ -31,6 +31,10 @@
  */
 #include "fencing.h"
 
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/sequence.h"
 #include "executor/spi.h"
@@ -41,9 +45,12 @@
 #include "utils/snapmgr.h"
 
 #include "checks/input_checks.h"
+#include "clock/epoch_clock.h"
 #include "clock/term_band.h"
+#include "marks/mark_cache.h"
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
+#include "state/direct_row.h"
 #include "state/extension_state.h"
 #include "telemetry/fence_stats.h"
 
@@ -114,33 +121,100 @@ clock_next_above_legacy(int64 floor)
 	return value;
 }
 
+/*
+ * Record the term in fencing.terms and make it the scope's mark and latest
+ * term, directly (state/direct_row.c: no executor, no trigger).  row is
+ * the scope's row as read under the scope lock, or NULL when the scope was
+ * created since (scope_acl_require_known() creates a missing one).  The other
+ * backends forget their cached mark of the scope when this commits.
+ */
 static void
-record_term(const char *scope, int64 epoch, const char *holder)
+record_term(Relation scopes, const char *scope, HeapTuple row, int64 epoch, const char *holder)
 {
-	static SPIPlanPtr plan = NULL;
-	/* the scope's row exists: scope_acl_require() created it if need be */
-	static const char *sql =
-		"WITH term AS ("
-		"  INSERT INTO fencing.terms (epoch, scope, holder, issued_by)"
-		"  VALUES ($2, $1, $3, $4) RETURNING epoch, scope, holder, issued_at) "
-		"UPDATE fencing.scopes AS s SET"
-		"  mark = term.epoch, mark_raised_at = term.issued_at,"
-		"  epoch = term.epoch, holder = term.holder,"
-		"  epoch_issued_at = term.issued_at,"
-		"  terms_issued = s.terms_issued OPERATOR(pg_catalog.+) 1 "
-		"FROM term WHERE s.scope OPERATOR(pg_catalog.=) term.scope";
-	Oid			argtypes[4] = {TEXTOID, INT8OID, TEXTOID, NAMEOID};
-	Datum		values[4];
+	TimestampTz now = GetCurrentTransactionStartTimestamp();
+	Relation	terms = table_open(fencing_relid(FENCING_REL_TERMS), RowExclusiveLock);
+	Datum		term_values[Natts_terms];
+	bool		term_nulls[Natts_terms] = {0};
 	NameData	issued_by;
+	int			cols[] = {Anum_scopes_mark, Anum_scopes_mark_raised_at, Anum_scopes_epoch,
+						  Anum_scopes_holder, Anum_scopes_epoch_issued_at,
+						  Anum_scopes_terms_issued};
+	Datum		values[lengthof(cols)];
+	bool		nulls[lengthof(cols)] = {0};
 
-	/* the caller, also when called from a SECURITY DEFINER function of ours */
+	if (RelationGetDescr(terms)->natts != Natts_terms ||
+		RelationGetDescr(scopes)->natts < Natts_scopes_1_1)
+		elog(ERROR, "fencing.terms or fencing.scopes lacks the columns of the epoch clock");
+
+	/* the caller, also when called from a SECURITY DEFINER function */
 	namestrcpy(&issued_by, GetUserNameFromId(GetOuterUserId(), false));
-	values[0] = CStringGetTextDatum(scope);
-	values[1] = Int64GetDatum(epoch);
-	values[2] = CStringGetTextDatum(holder);
-	values[3] = NameGetDatum(&issued_by);
+	term_values[Anum_terms_epoch - 1] = Int64GetDatum(epoch);
+	term_values[Anum_terms_scope - 1] = CStringGetTextDatum(scope);
+	term_values[Anum_terms_holder - 1] = CStringGetTextDatum(holder);
+	term_values[Anum_terms_issued_at - 1] = TimestampTzGetDatum(now);
+	term_values[Anum_terms_issued_by - 1] = NameGetDatum(&issued_by);
+	direct_row_insert(terms, heap_form_tuple(RelationGetDescr(terms), term_values, term_nulls));
 
-	(void) fencing_execute_as_owner(&plan, sql, 4, argtypes, values);
+	values[0] = Int64GetDatum(epoch);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = Int64GetDatum(epoch);
+	values[3] = term_values[Anum_terms_holder - 1];
+	values[4] = TimestampTzGetDatum(now);
+	for (HeapTuple old = row;; old = NULL)
+	{
+		bool		isnull;
+
+		/* the row read under the scope lock; read again if someone changed it */
+		if (old == NULL)
+			old = direct_row_fetch(scopes, fencing_scopes_pkey_relid(), scope);
+		if (!HeapTupleIsValid(old))
+			elog(ERROR, "fencing scope \"%s\" has no row in fencing.scopes", scope);
+		values[5] = Int64GetDatum(DatumGetInt64(heap_getattr(old, Anum_scopes_terms_issued,
+															  RelationGetDescr(scopes), &isnull)) + 1);
+		if (direct_row_update(scopes, old,
+							  heap_modify_tuple_by_cols(old, RelationGetDescr(scopes),
+														lengthof(cols), cols, values, nulls)))
+			break;
+	}
+	/* what the trigger forget_cached_marks does for other writers of the row */
+	mark_cache_invalidate_scope(scope);
+	table_close(terms, NoLock);
+	/* later reads of this transaction see the new term and mark */
+	CommandCounterIncrement();
+}
+
+/*
+ * Issue the next term of a scope to holder: waits for every in-flight
+ * writer of the scope, checks the lead privilege of the current role under
+ * the lock (creating a missing scope, 'issued', owned by it), records the
+ * term and makes it the mark; the commit is made durable.  The scope's row
+ * is read once, under the lock, for the mark, the privilege and the update.
+ */
+int64
+epoch_clock_issue(const char *scope, const char *holder)
+{
+	Relation	scopes = table_open(fencing_scopes_relid(), RowExclusiveLock);
+	HeapTuple	row;
+	int64		mark;
+	int64		epoch;
+	int64		band_floor;
+	ScopeInfo	info;
+
+	mark = scope_mark_lock_exclusive(scope, &row);
+	scope_info_from_row(scopes, row, &info);
+	scope_acl_require_known(scope, SCOPE_PRIV_LEAD, GetUserId(), SCOPE_MISSING_CREATE_ISSUED, &info);
+	/* fixed for a writing transaction: one begun in recovery stays read-only */
+	band_floor = term_band_floor(term_band_timeline());
+	if (scope_acl_installed())
+		epoch = clock_next_for_scope(scope, mark, info.epoch, band_floor);
+	else
+		epoch = clock_next_above_legacy(Max(mark, band_floor - 1));
+	record_term(scopes, scope, row, epoch, holder);
+	table_close(scopes, NoLock);
+	fence_stats_count_scope(scope, FENCE_STAT_TERMS);	/* telemetry (issue 9) */
+	scope_mark_remember(scope, epoch);
+	fencing_require_durable_commit();
+	return epoch;
 }
 
 /* fence_next_epoch(scope text, holder text DEFAULT NULL) returns bigint */
@@ -151,9 +225,6 @@ fence_next_epoch(PG_FUNCTION_ARGS)
 {
 	char	   *scope;
 	char	   *holder;
-	int64		mark;
-	int64		epoch;
-	int64		band_floor;
 	ScopeInfo	info;
 
 	if (PG_ARGISNULL(0))
@@ -175,25 +246,9 @@ fence_next_epoch(PG_FUNCTION_ARGS)
 	 * Privilege first: a role that may not lead the scope must not queue an
 	 * exclusive lock behind its writers.  Checked again under the lock,
 	 * which also creates a new scope, owned by the caller, 'issued'.  A
-	 * superuser passes this check whatever the registry says (no read):
-	 * so does acquire_lease(), SECURITY DEFINER, which checked the role that
-	 * called it (check_scope_privilege) before it came here.
+	 * superuser passes this check whatever the registry says (no read).
 	 */
 	if (!superuser_arg(GetUserId()))
 		scope_acl_require(scope, SCOPE_PRIV_LEAD, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
-	/* waits for every in-flight writer of the scope */
-	mark = scope_mark_lock_exclusive(scope);
-	scope_acl_require(scope, SCOPE_PRIV_LEAD, GetUserId(), SCOPE_MISSING_CREATE_ISSUED, &info);
-	/* fixed for a writing transaction: one begun in recovery stays read-only */
-	band_floor = term_band_floor(term_band_timeline());
-	if (scope_acl_installed())
-		epoch = clock_next_for_scope(scope, mark, info.epoch, band_floor);
-	else
-		epoch = clock_next_above_legacy(Max(mark, band_floor - 1));
-	record_term(scope, epoch, holder);
-	fence_stats_count_scope(scope, FENCE_STAT_TERMS);	/* telemetry (issue 9) */
-	scope_mark_remember(scope, epoch);
-	fencing_require_durable_commit();
-
-	PG_RETURN_INT64(epoch);
+	PG_RETURN_INT64(epoch_clock_issue(scope, holder));
 }

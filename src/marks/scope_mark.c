@@ -51,6 +51,7 @@
 #include "marks/mark_cache.h"
 #include "marks/scope_lock.h"
 #include "security/scope_acl.h"
+#include "state/direct_row.h"
 #include "state/extension_state.h"
 
 struct ScopeHold
@@ -203,21 +204,12 @@ unlock_entry(ScopeHold *entry)
  * guards against that with its counter).
  */
 static int64
-read_mark_table(const char *scope)
+read_mark_table(const char *scope, HeapTuple *row)
 {
 	Relation	rel = table_open(fencing_scopes_relid(), AccessShareLock);
-	Relation	idx = index_open(fencing_scopes_pkey_relid(), AccessShareLock);
-	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tuple;
+	HeapTuple	tuple = direct_row_fetch(rel, fencing_scopes_pkey_relid(), scope);
 	int64		mark = SCOPE_MARK_NONE;
 
-	ScanKeyInit(&key, Anum_scopes_scope, BTEqualStrategyNumber, F_TEXTEQ,
-				CStringGetTextDatum(scope));
-	scan = systable_beginscan(rel, fencing_scopes_pkey_relid(), true,
-							  snapshot, 1, &key);
-	tuple = systable_getnext(scan);
 	if (HeapTupleIsValid(tuple))
 	{
 		bool		isnull;
@@ -227,9 +219,10 @@ read_mark_table(const char *scope)
 		if (!isnull)
 			mark = DatumGetInt64(d);
 	}
-	systable_endscan(scan);
-	UnregisterSnapshot(snapshot);
-	index_close(idx, AccessShareLock);
+	if (row != NULL)
+		*row = tuple;
+	else if (tuple != NULL)
+		heap_freetuple(tuple);
 	table_close(rel, AccessShareLock);
 	return mark;
 }
@@ -248,7 +241,7 @@ read_mark_shared(const ScopeHold *entry)
 	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark))
 		return mark;
 	read_start = mark_cache_read_start(entry->cache_id);
-	mark = read_mark_table(entry->scope);
+	mark = read_mark_table(entry->scope, NULL);
 	if (!changed_marks)
 		mark_cache_put(entry->cache_id, entry->scope, mark, read_start);
 	return mark;
@@ -259,12 +252,12 @@ read_mark_shared(const ScopeHold *entry)
  * to change it: from the table, never from or into the cache.
  */
 static int64
-read_mark_for_change(const char *scope)
+read_mark_for_change(const char *scope, HeapTuple *row)
 {
 	changed_marks = true;
 	/* a change of the row tells the other backends (forget_cached_marks) */
 	mark_cache_forget(scope);
-	return read_mark_table(scope);
+	return read_mark_table(scope, row);
 }
 
 /*
@@ -347,7 +340,7 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold)
 		/* an upgrade keeps the share lock, which a write was admitted under */
 		entry->fresh = (entry->mode == NoLock && res == LOCKACQUIRE_OK && !entry->coarse);
 		entry->mode = ExclusiveLock;
-		entry->mark = read_mark_for_change(scope);
+		entry->mark = read_mark_for_change(scope, NULL);
 		if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
 			scope_lock_wait_for_writers(entry->lock_hash);
 	}
@@ -418,7 +411,7 @@ scope_mark_admit(const char *scope, int64 token, int64 *mark)
 }
 
 int64
-scope_mark_lock_exclusive(const char *scope)
+scope_mark_lock_exclusive(const char *scope, HeapTuple *row)
 {
 	ScopeHold *entry = held_scope_entry(scope);
 
@@ -426,10 +419,12 @@ scope_mark_lock_exclusive(const char *scope)
 	{
 		(void) lock_entry(entry, ExclusiveLock);
 		entry->mode = ExclusiveLock;
-		entry->mark = read_mark_for_change(scope);
+		entry->mark = read_mark_for_change(scope, row);
 		if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
 			scope_lock_wait_for_writers(entry->lock_hash);
 	}
+	else if (row != NULL)
+		(void) read_mark_table(scope, row);
 	entry->confirmed = true;
 	return entry->mark;
 }
@@ -481,7 +476,7 @@ reset_mark(PG_FUNCTION_ARGS)
 
 	/* scope security (issue 7): the owner; a new scope is the caller's */
 	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
-	old_mark = scope_mark_lock_exclusive(scope);
+	old_mark = scope_mark_lock_exclusive(scope, NULL);
 	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_CREATE_EXTERNAL, &info);
 
 	values[0] = CStringGetTextDatum(scope);
@@ -569,7 +564,7 @@ committed_mark(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	if (!scope_acl_may_read(scope, roleid))
 		PG_RETURN_NULL();
-	mark = read_mark_table(scope);
+	mark = read_mark_table(scope, NULL);
 	if (mark == SCOPE_MARK_NONE)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(mark);

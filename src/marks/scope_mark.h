@@ -11,6 +11,8 @@
 #include "fencing.h"
 
 /* fencing_require_durable_commit(), which every raise calls */
+#include "access/htup.h"
+
 #include "durability/durable_commit.h"
 
 /* The mark of a scope nobody has written to yet: every token is above it. */
@@ -59,9 +61,11 @@ extern bool scope_mark_raise_deferred(const char *scope, int64 token);
 /*
  * Lock the scope exclusively (waiting for every in-flight writer of the
  * scope to finish) and return its current mark, for callers that then set
- * the mark themselves and report it with scope_mark_remember().
+ * the mark themselves and report it with scope_mark_remember().  With row,
+ * also the scope's row of fencing.scopes as read under the lock (a copy, or
+ * NULL for a missing scope).
  */
-extern int64 scope_mark_lock_exclusive(const char *scope);
+extern int64 scope_mark_lock_exclusive(const char *scope, HeapTuple *row);
 extern void scope_mark_remember(const char *scope, int64 mark);
 
 #endif							/* SCOPE_MARK_H */

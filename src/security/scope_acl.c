@@ -46,6 +46,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "state/direct_row.h"
 #include "telemetry/fence_stats.h"
 
 static const char *const privilege_names[] = {"read", "write", "lead", "owner"};
@@ -78,61 +79,56 @@ scope_acl_installed(void)
 }
 
 /*
- * The registry row, read with an index scan of fencing.scopes under a fresh
- * snapshot taken after the table and its index are open (as the mark is
- * read: scope_mark.c), without SPI: no statement to start and end, no
+ * The registry row, read by an index scan under a fresh snapshot
+ * (state/direct_row.c), without SPI: no statement to start and end, no
  * permission checks (the extension's own read, as its owner would do it;
- * row security does not restrict the owner).  A lease grant reads it three
- * times; through SPI each read cost about 29,000 instructions.
+ * row security does not restrict the owner).  Through SPI each read cost
+ * about 29,000 instructions.
  */
-bool
-scope_info_read(const char *scope, ScopeInfo *info)
+void
+scope_info_from_row(Relation scopes, HeapTuple row, ScopeInfo *info)
 {
-	Oid			relid = fencing_scopes_relid();
-	Relation	rel = table_open(relid, AccessShareLock);
-	Relation	idx = index_open(fencing_scopes_pkey_relid(), AccessShareLock);
-	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tuple;
+	TupleDesc	desc;
+	bool		isnull;
+	Datum		d;
 
 	memset(info, 0, sizeof(*info));
 	info->epoch = -1;
-	ScanKeyInit(&key, Anum_scopes_scope, BTEqualStrategyNumber, F_TEXTEQ,
-				CStringGetTextDatum(scope));
-	scan = systable_beginscan(rel, RelationGetRelid(idx), true, snapshot, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
+	info->mark = -1;
+	if (!HeapTupleIsValid(row))
+		return;
+	desc = RelationGetDescr(scopes);
+	info->exists = true;
+	d = heap_getattr(row, Anum_scopes_epoch, desc, &isnull);
+	if (!isnull)
+		info->epoch = DatumGetInt64(d);
+	d = heap_getattr(row, Anum_scopes_mark, desc, &isnull);
+	if (!isnull)
+		info->mark = DatumGetInt64(d);
+	if (desc->natts < Anum_scopes_tokens)
+		return;					/* 1.1's schema: no owner, no tokens yet */
+	d = heap_getattr(row, Anum_scopes_owner, desc, &isnull);
+	if (!isnull)
+		info->owner = DatumGetObjectId(d);
+	d = heap_getattr(row, Anum_scopes_tokens, desc, &isnull);
+	if (!isnull)
 	{
-		TupleDesc	desc = RelationGetDescr(rel);
-		AttrNumber	owner_att = get_attnum(relid, "owner");
-		AttrNumber	tokens_att = get_attnum(relid, "tokens");
-		AttrNumber	epoch_att = get_attnum(relid, "epoch");
-		bool		isnull;
-		Datum		d;
+		text	   *t = DatumGetTextPP(d);
 
-		if (owner_att == InvalidAttrNumber || tokens_att == InvalidAttrNumber ||
-			epoch_att == InvalidAttrNumber)
-			elog(ERROR, "fencing.scopes lacks the columns of the scope registry");
-		info->exists = true;
-		d = heap_getattr(tuple, owner_att, desc, &isnull);
-		if (!isnull)
-			info->owner = DatumGetObjectId(d);
-		d = heap_getattr(tuple, tokens_att, desc, &isnull);
-		if (!isnull)
-		{
-			text	   *t = DatumGetTextPP(d);
-
-			info->issued = VARSIZE_ANY_EXHDR(t) == 6 &&
-				memcmp(VARDATA_ANY(t), "issued", 6) == 0;
-		}
-		d = heap_getattr(tuple, epoch_att, desc, &isnull);
-		if (!isnull)
-			info->epoch = DatumGetInt64(d);
+		info->issued = VARSIZE_ANY_EXHDR(t) == 6 &&
+			memcmp(VARDATA_ANY(t), "issued", 6) == 0;
 	}
-	systable_endscan(scan);
-	UnregisterSnapshot(snapshot);
-	index_close(idx, AccessShareLock);
+}
+
+bool
+scope_info_read(const char *scope, ScopeInfo *info)
+{
+	Relation	rel = table_open(fencing_scopes_relid(), AccessShareLock);
+	HeapTuple	row = direct_row_fetch(rel, fencing_scopes_pkey_relid(), scope);
+
+	scope_info_from_row(rel, row, info);
+	if (row != NULL)
+		heap_freetuple(row);
 	table_close(rel, AccessShareLock);
 	return info->exists;
 }
@@ -277,8 +273,8 @@ scope_acl_create(const char *scope, Oid owner, bool issued)
 }
 
 void
-scope_acl_require(const char *scope, ScopePrivilege priv, Oid roleid,
-				  ScopeMissing missing, ScopeInfo *info)
+scope_acl_require_known(const char *scope, ScopePrivilege priv, Oid roleid,
+						ScopeMissing missing, ScopeInfo *info)
 {
 	bool		create = missing == SCOPE_MISSING_CREATE_ISSUED ||
 		missing == SCOPE_MISSING_CREATE_EXTERNAL;
@@ -286,14 +282,12 @@ scope_acl_require(const char *scope, ScopePrivilege priv, Oid roleid,
 	if (!scope_acl_installed())
 	{
 		/* 1.1's schema, until ALTER EXTENSION fencing UPDATE: no owners yet */
-		memset(info, 0, sizeof(*info));
-		info->epoch = -1;
-		if (create)
+		if (create && !info->exists)
 			(void) scope_acl_create(scope, InvalidOid, false);
 		return;
 	}
 
-	if (!scope_info_read(scope, info))
+	if (!info->exists)
 	{
 		if (missing == SCOPE_MISSING_OK)
 			return;
@@ -308,6 +302,17 @@ scope_acl_require(const char *scope, ScopePrivilege priv, Oid roleid,
 	}
 	if (!scope_acl_has(scope, info, priv, roleid))
 		deny(scope, priv, roleid);
+}
+
+void
+scope_acl_require(const char *scope, ScopePrivilege priv, Oid roleid,
+				  ScopeMissing missing, ScopeInfo *info)
+{
+	if (scope_acl_installed())
+		(void) scope_info_read(scope, info);
+	else
+		scope_info_from_row(NULL, NULL, info);
+	scope_acl_require_known(scope, priv, roleid, missing, info);
 }
 
 /* Whether token is a term issued for the scope. */
@@ -378,7 +383,9 @@ scope_acl_admit_raise(const char *scope, int64 token)
 
 /*
  * fencing.check_scope_privilege(scope text, privilege text, create_tokens text):
- * for the lease functions, which are SECURITY DEFINER: checks the role that
+ * for the lease functions of 1.2, SECURITY DEFINER plpgsql (1.3 has neither:
+ * src/leases/lease.c; the library keeps it for a schema not yet updated):
+ * checks the role that
  * called them (the outer role: the session's current role), not the definer.
  * create_tokens NULL: a missing scope passes (the call then changes nothing);
  * 'issued' or 'external': a missing scope is created, owned by that role.

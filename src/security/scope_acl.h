@@ -38,6 +38,7 @@ typedef struct ScopeInfo
 	Oid			owner;
 	bool		issued;			/* tokens = 'issued' */
 	int64		epoch;			/* latest term, or -1 */
+	int64		mark;			/* committed mark, or -1 */
 } ScopeInfo;
 
 /* Whether the installed schema has owners and privileges (1.2 and later). */
@@ -45,6 +46,9 @@ extern bool scope_acl_installed(void);
 
 /* The scope's registry row, read by an index scan (no permission checks) with a fresh snapshot. */
 extern bool scope_info_read(const char *scope, ScopeInfo *info);
+
+/* The same from a row of fencing.scopes already read (NULL: a missing scope). */
+extern void scope_info_from_row(Relation scopes, HeapTuple row, ScopeInfo *info);
 
 extern bool scope_acl_has(const char *scope, const ScopeInfo *info,
 						  ScopePrivilege priv, Oid roleid);
@@ -57,6 +61,10 @@ extern bool scope_acl_has(const char *scope, const ScopeInfo *info,
  */
 extern void scope_acl_require(const char *scope, ScopePrivilege priv, Oid roleid,
 							  ScopeMissing missing, ScopeInfo *info);
+
+/* The same with *info already read (scope_info_from_row), under a lock. */
+extern void scope_acl_require_known(const char *scope, ScopePrivilege priv, Oid roleid,
+									ScopeMissing missing, ScopeInfo *info);
 
 /*
  * The raise path of a write (the trigger): the write privilege, and for

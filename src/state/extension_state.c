@@ -20,21 +20,22 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-static Oid	scopes_relid = InvalidOid;
-static Oid	scopes_pkey_relid = InvalidOid;
-static Oid	epoch_seq_relid = InvalidOid;
+/* The extension's relations that C code opens, by name; see FencingRelation. */
+static const char *const relation_names[FENCING_REL_COUNT] = {
+	"scopes", "scopes_pkey", "epoch_seq", "terms", "leases", "leases_pkey"
+};
+static Oid	relation_oids[FENCING_REL_COUNT];
 static bool callback_registered = false;
 
 static void
 forget_oids(Datum arg, Oid relid)
 {
-	if (relid == InvalidOid || relid == scopes_relid ||
-		relid == scopes_pkey_relid || relid == epoch_seq_relid)
-	{
-		scopes_relid = InvalidOid;
-		scopes_pkey_relid = InvalidOid;
-		epoch_seq_relid = InvalidOid;
-	}
+	bool		known = relid == InvalidOid;
+
+	for (int i = 0; i < FENCING_REL_COUNT && !known; i++)
+		known = relid == relation_oids[i];
+	if (known)
+		memset(relation_oids, 0, sizeof(relation_oids));
 }
 
 static Oid
@@ -52,48 +53,44 @@ lookup_object(const char *relname)
 	return relid;
 }
 
-static void
-ensure_oids(void)
+Oid
+fencing_relid(FencingRelation which)
 {
-	if (OidIsValid(scopes_relid))
-		return;
-	if (!callback_registered)
+	if (!OidIsValid(relation_oids[which]))
 	{
-		CacheRegisterRelcacheCallback(forget_oids, (Datum) 0);
-		callback_registered = true;
+		if (!callback_registered)
+		{
+			CacheRegisterRelcacheCallback(forget_oids, (Datum) 0);
+			callback_registered = true;
+		}
+		relation_oids[which] = lookup_object(relation_names[which]);
 	}
-	scopes_pkey_relid = lookup_object("scopes_pkey");
-	epoch_seq_relid = lookup_object("epoch_seq");
-	/* set last: it is the "all valid" flag */
-	scopes_relid = lookup_object("scopes");
+	return relation_oids[which];
 }
 
 Oid
 fencing_scopes_relid(void)
 {
-	ensure_oids();
-	return scopes_relid;
+	return fencing_relid(FENCING_REL_SCOPES);
 }
 
 /* Without a lookup: for invalidation callbacks, which must not do catalog access. */
 Oid
 fencing_scopes_relid_if_known(void)
 {
-	return scopes_relid;
+	return relation_oids[FENCING_REL_SCOPES];
 }
 
 Oid
 fencing_scopes_pkey_relid(void)
 {
-	ensure_oids();
-	return scopes_pkey_relid;
+	return fencing_relid(FENCING_REL_SCOPES_PKEY);
 }
 
 Oid
 fencing_epoch_seq_relid(void)
 {
-	ensure_oids();
-	return epoch_seq_relid;
+	return fencing_relid(FENCING_REL_EPOCH_SEQ);
 }
 
 static Oid

@@ -12,11 +12,52 @@
 
 #include "executor/spi.h"
 
-/* Columns of fencing.scopes that C code reads directly (see the SQL script). */
-#define Anum_scopes_scope		1
-#define Anum_scopes_mark		2
+/*
+ * Columns of the extension's tables that C code reads or writes directly
+ * (src/sql/concepts/).  Their positions are the same in a fresh install and
+ * in one upgraded from any version (test 65_upgrade_objects compares them).
+ */
+#define Anum_scopes_scope			1
+#define Anum_scopes_mark			2
+#define Anum_scopes_mark_raised_at	3
+#define Anum_scopes_epoch			4
+#define Anum_scopes_holder			5
+#define Anum_scopes_epoch_issued_at	6
+#define Anum_scopes_terms_issued	7
+#define Natts_scopes_1_1			7	/* before 1.2: no owner, no tokens */
+#define Anum_scopes_owner			8
+#define Anum_scopes_tokens			9
 
-/* OIDs of the extension's objects, looked up once per backend. */
+#define Anum_terms_epoch			1
+#define Anum_terms_scope			2
+#define Anum_terms_holder			3
+#define Anum_terms_issued_at		4
+#define Anum_terms_issued_by		5
+#define Natts_terms					5
+
+#define Anum_leases_scope			1
+#define Anum_leases_holder			2
+#define Anum_leases_term			3
+#define Anum_leases_acquired_at		4
+#define Anum_leases_renewed_at		5
+#define Anum_leases_expires_at		6
+#define Anum_leases_released_at		7
+#define Anum_leases_grants			8
+#define Natts_leases				8
+
+/* The extension's relations that C code opens; OIDs looked up once per backend. */
+typedef enum FencingRelation
+{
+	FENCING_REL_SCOPES,
+	FENCING_REL_SCOPES_PKEY,
+	FENCING_REL_EPOCH_SEQ,
+	FENCING_REL_TERMS,
+	FENCING_REL_LEASES,
+	FENCING_REL_LEASES_PKEY,
+	FENCING_REL_COUNT
+} FencingRelation;
+
+extern Oid	fencing_relid(FencingRelation which);
 extern Oid	fencing_scopes_relid(void);
 extern Oid	fencing_scopes_relid_if_known(void);
 extern Oid	fencing_scopes_pkey_relid(void);

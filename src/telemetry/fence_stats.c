@@ -399,7 +399,8 @@ fence_stats_count_scope(const char *scope, FenceStatKind kind)
 
 /*
  * fencing.count_lease_event(scope text, event text): for the lease functions
- * (internal).  'grant', 'grant_after_expiry' (a grant that took over an
+ * of 1.2, written in SQL (1.3 counts in C, src/leases/lease.c; the library
+ * keeps this for a schema not yet updated).  'grant', 'grant_after_expiry' (a grant that took over an
  * expired lease: a grant and an expiry), 'renewal_refused'.
  */
 PG_FUNCTION_INFO_V1(count_lease_event);

@@ -37,17 +37,6 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.fence_next_epoch(text, text) IS
 'Issues a new term for a scope on leader takeover: strictly greater than every term of the scope and its mark, durable, and the scope''s new mark. Needs the lead privilege on the scope; creates a missing scope (tokens issued) for roles allowed to create scopes.';
 
--- The checks of scope names and holders, for the SQL functions that take
--- them (the lease functions, 60_leases.sql): the errors fence_next_epoch()
--- raises.
-CREATE FUNCTION fencing.check_names(scope text, holder text)
-RETURNS void
-AS 'MODULE_PATHNAME', 'check_names'
-LANGUAGE C IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION fencing.check_names(text, text) IS
-'Raises the error fence_next_epoch() would for a bad scope name or holder.';
-REVOKE ALL ON FUNCTION fencing.check_names(text, text) FROM PUBLIC;
-
 -- Terms carry the timeline: fence_next_epoch() never issues a term below
 -- (timeline - 1) * 2^40, so a promoted standby's terms are above every term
 -- of the timelines before it (src/clock/term_band.c).  Terms issued on

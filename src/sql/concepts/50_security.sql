@@ -60,15 +60,6 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.alter_scope_tokens(text, text) IS
 'Switches a scope between issued and external tokens; for its owner.';
 
-CREATE FUNCTION fencing.check_scope_privilege(scope text, privilege text,
-                                              create_tokens text DEFAULT NULL)
-RETURNS void
-AS 'MODULE_PATHNAME', 'check_scope_privilege'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION fencing.check_scope_privilege(text, text, text) FROM PUBLIC;
-COMMENT ON FUNCTION fencing.check_scope_privilege(text, text, text) IS
-'Internal, for the SECURITY DEFINER lease functions: raises 42501 unless the calling (outer) role holds the privilege on the scope; creates a missing scope when create_tokens is given.';
-
 CREATE FUNCTION fencing.may_read(scope text)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'may_read'

@@ -4,9 +4,9 @@
 -- previous holder is fenced the moment the grant commits.  The lease is only
 -- advisory: the fence (terms, marks, the trigger) stays the safety, and a
 -- lease whose term is below the scope's mark is not live.
--- The lease functions run as the extension owner: they check the privilege
--- of the role that called them first (lead, 50_security.sql), and create a
--- missing scope for it.
+-- The lease functions check the privilege of the role that calls them first
+-- (lead, 50_security.sql), and acquire_lease() creates a missing scope for
+-- it; they write the lease table themselves, in C.
 
 CREATE TABLE fencing.leases (
     scope       text COLLATE "C" PRIMARY KEY,
@@ -50,181 +50,31 @@ $fn$;
 COMMENT ON FUNCTION fencing.lease_is_live(fencing.leases) IS
 'Whether a lease is live now: not released, not expired by the server''s clock, and its term not fenced by a higher mark.';
 
--- Input checks shared by the lease functions.
-CREATE FUNCTION fencing.check_lease_args(scope text, holder text, ttl interval)
-RETURNS void
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-BEGIN
-    -- the same checks as fence_next_epoch()'s, in C
-    PERFORM fencing.check_names(scope, holder);
-    IF ttl IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
-            MESSAGE = 'lease ttl must not be null';
-    END IF;
-    IF ttl < interval '1 millisecond' THEN
-        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = format('lease ttl of %s seconds is too short', extract(epoch FROM ttl)::float8),
-            DETAIL = 'A lease lasts at least 1 millisecond.';
-    END IF;
-    IF ttl > interval '1 day' THEN
-        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = format('lease ttl of %s seconds is too long', extract(epoch FROM ttl)::float8),
-            DETAIL = 'A lease lasts at most 1 day.',
-            HINT = 'Renew a shorter lease instead: a long one keeps a dead leader in place.';
-    END IF;
-END
-$fn$;
-REVOKE ALL ON FUNCTION fencing.check_lease_args(text, text, interval) FROM PUBLIC;
-
+-- The lease functions, in C (src/leases/lease.c).  Each checks its
+-- arguments, then the lead privilege of the calling role on the scope, then
+-- queues on the scope's lease lock; under it the lease row and the scope's
+-- mark are read fresh, so a lease whose term is fenced is not live.
 CREATE FUNCTION fencing.acquire_lease(scope text, holder text, ttl interval,
     OUT granted boolean, OUT term bigint, OUT lease_holder text, OUT expires_at timestamptz)
 RETURNS record
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    lease fencing.leases;
-    now_ts timestamptz;
-BEGIN
-    -- one statement, arguments first (left to right), then the privilege
-    PERFORM fencing.check_lease_args(scope, holder, ttl),
-            fencing.check_scope_privilege(scope, 'lead', 'issued');
-
-    -- acquirers of one scope queue here, on the lease row (created, once,
-    -- only when this transaction does not see it)
-    SELECT * INTO lease FROM fencing.leases AS l
-     WHERE l.scope OPERATOR(pg_catalog.=) acquire_lease.scope FOR UPDATE;
-    IF NOT FOUND THEN
-        INSERT INTO fencing.leases AS l (scope, holder, term, acquired_at, renewed_at, expires_at)
-        VALUES (acquire_lease.scope, '', 0, '-infinity', '-infinity', '-infinity')
-        ON CONFLICT DO NOTHING;
-        SELECT * INTO STRICT lease FROM fencing.leases AS l
-         WHERE l.scope OPERATOR(pg_catalog.=) acquire_lease.scope FOR UPDATE;
-    END IF;
-
-    IF fencing.lease_is_live(lease) THEN
-        now_ts := clock_timestamp();
-        IF lease.holder OPERATOR(pg_catalog.<>) acquire_lease.holder THEN
-            -- live and someone else's: say so, without waiting
-            granted := false;
-        ELSE
-            -- the holder asks again: same term, lease extended, no new term
-            UPDATE fencing.leases AS l
-               SET renewed_at = now_ts, expires_at = now_ts + ttl
-             WHERE l.scope OPERATOR(pg_catalog.=) acquire_lease.scope
-            RETURNING l.expires_at INTO lease.expires_at;
-            granted := true;
-        END IF;
-        term := lease.term;
-        lease_holder := lease.holder;
-        expires_at := lease.expires_at;
-        RETURN;
-    END IF;
-
-    -- free or expired: a new term; waits for the old holder's open writes
-    term := fencing.fence_next_epoch(acquire_lease.scope, acquire_lease.holder);
-    now_ts := clock_timestamp();
-    UPDATE fencing.leases AS l
-       SET holder = acquire_lease.holder, term = acquire_lease.term,
-           acquired_at = now_ts, renewed_at = now_ts, expires_at = now_ts + ttl,
-           released_at = NULL, grants = l.grants OPERATOR(pg_catalog.+) 1
-     WHERE l.scope OPERATOR(pg_catalog.=) acquire_lease.scope
-    RETURNING l.expires_at INTO expires_at;
-    PERFORM fencing.count_lease_event(acquire_lease.scope, CASE WHEN lease.holder OPERATOR(pg_catalog.<>) '' AND lease.released_at IS NULL THEN 'grant_after_expiry' ELSE 'grant' END);  -- telemetry (issue 9)
-    granted := true;
-    lease_holder := acquire_lease.holder;
-END
-$fn$;
+AS 'MODULE_PATHNAME', 'acquire_lease'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.acquire_lease(text, text, interval) IS
 'Grants the scope''s lease when it is free or expired, with a new term (the previous holder is fenced); when another holder''s lease is live, grants nothing and says who holds it until when. A holder asking again for its live lease keeps its term. Needs the lead privilege on the scope.';
-
--- Lock the live lease of this holder and term, if there is one.  A caller
--- that then updates it re-checks expiry: a lock that had to wait behind
--- another transaction may be granted after the lease ran out, and
--- SELECT ... FOR UPDATE does not re-check its condition then.
-CREATE FUNCTION fencing.lock_held_lease(scope text, holder text, term bigint)
-RETURNS boolean
-LANGUAGE plpgsql VOLATILE
-AS $fn$
-BEGIN
-    -- plpgsql, not sql: its plan is kept for the session (a non-inlined SQL
-    -- function is planned at every call); every name is qualified
-    PERFORM 1 FROM fencing.leases AS l
-     WHERE l.scope OPERATOR(pg_catalog.=) lock_held_lease.scope
-       AND l.holder OPERATOR(pg_catalog.=) lock_held_lease.holder
-       AND l.term OPERATOR(pg_catalog.=) lock_held_lease.term
-       AND fencing.lease_is_live(l)
-       FOR UPDATE;
-    RETURN FOUND;
-END
-$fn$;
-REVOKE ALL ON FUNCTION fencing.lock_held_lease(text, text, bigint) FROM PUBLIC;
 
 CREATE FUNCTION fencing.renew_lease(scope text, holder text, term bigint, ttl interval,
     OUT renewed boolean, OUT expires_at timestamptz,
     OUT lease_holder text, OUT lease_term bigint)
 RETURNS record
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-BEGIN
-    PERFORM fencing.check_lease_args(scope, holder, ttl);
-    IF term IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
-            MESSAGE = 'lease term must not be null';
-    END IF;
-    PERFORM fencing.check_scope_privilege(scope, 'lead');
-    -- only the live lease of this holder and term; an expired one is never
-    -- revived (lock_held_lease: expiry is judged after any wait for the row)
-    PERFORM fencing.lock_held_lease(scope, holder, term);
-    UPDATE fencing.leases AS l
-       SET renewed_at = clock_timestamp(), expires_at = clock_timestamp() + ttl
-     WHERE l.scope OPERATOR(pg_catalog.=) renew_lease.scope
-       AND l.holder OPERATOR(pg_catalog.=) renew_lease.holder
-       AND l.term OPERATOR(pg_catalog.=) renew_lease.term
-       AND fencing.lease_is_live(l)
-    RETURNING l.expires_at INTO expires_at;
-    renewed := FOUND;
-    IF NOT renewed THEN
-        PERFORM fencing.count_lease_event(renew_lease.scope, 'renewal_refused');  -- telemetry (issue 9)
-        -- say who holds it now (NULL when the lease is expired or released)
-        SELECT l.holder, l.term INTO lease_holder, lease_term
-          FROM fencing.leases AS l
-         WHERE l.scope OPERATOR(pg_catalog.=) renew_lease.scope
-           AND fencing.lease_is_live(l);
-    ELSE
-        lease_holder := renew_lease.holder;
-        lease_term := renew_lease.term;
-    END IF;
-END
-$fn$;
+AS 'MODULE_PATHNAME', 'renew_lease'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.renew_lease(text, text, bigint, interval) IS
 'Extends the lease for the holder of the current term while it has not expired; anything else changes nothing, returns renewed = false and who holds the lease now, if anyone. Needs the lead privilege on the scope.';
 
 CREATE FUNCTION fencing.release_lease(scope text, holder text, term bigint)
 RETURNS boolean
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-BEGIN
-    PERFORM fencing.check_names(scope, holder);
-    IF term IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
-            MESSAGE = 'lease term must not be null';
-    END IF;
-    PERFORM fencing.check_scope_privilege(scope, 'lead');
-    PERFORM fencing.lock_held_lease(scope, holder, term);
-    UPDATE fencing.leases AS l
-       SET released_at = clock_timestamp(), expires_at = clock_timestamp()
-     WHERE l.scope OPERATOR(pg_catalog.=) release_lease.scope
-       AND l.holder OPERATOR(pg_catalog.=) release_lease.holder
-       AND l.term OPERATOR(pg_catalog.=) release_lease.term
-       AND fencing.lease_is_live(l);
-    RETURN FOUND;
-END
-$fn$;
+AS 'MODULE_PATHNAME', 'release_lease'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.release_lease(text, text, bigint) IS
 'Ends the live lease of this holder and term at once, so the next acquire gets a new term; anything else changes nothing and returns false. Needs the lead privilege on the scope.';
 

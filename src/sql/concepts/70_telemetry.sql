@@ -4,15 +4,6 @@
 -- say, with null counters and a NOTICE.  Nothing here is on the path of an
 -- accepted write.
 
--- Called by acquire_lease and renew_lease (SECURITY DEFINER, 60_leases.sql).
-CREATE FUNCTION fencing.count_lease_event(scope text, event text)
-RETURNS void
-AS 'MODULE_PATHNAME', 'count_lease_event'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION fencing.count_lease_event(text, text) FROM PUBLIC;
-COMMENT ON FUNCTION fencing.count_lease_event(text, text) IS
-'Internal, for the lease functions: counts a lease event of a scope (grant, grant_after_expiry, renewal_refused) in the shared statistics.';
-
 CREATE FUNCTION fencing.scope_counters(
     OUT scope text,
     OUT rejected_stale bigint,

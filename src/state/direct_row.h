@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * direct_row.h
+ *	  The extension's own rows, read and written without the executor.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DIRECT_ROW_H
+#define DIRECT_ROW_H
+
+#include "fencing.h"
+
+#include "access/htup.h"
+#include "utils/relcache.h"
+
+/*
+ * The row whose first key column of index indexoid is the text key, read
+ * with a fresh snapshot taken after the relation was opened; a copy, or
+ * NULL.
+ */
+extern HeapTuple direct_row_fetch(Relation rel, Oid indexoid, const char *key);
+
+/*
+ * Under REPEATABLE READ or SERIALIZABLE, fail with a serialization failure
+ * (40001) unless the transaction's snapshot sees the row "latest" (from
+ * direct_row_fetch) as it is, or sees no row when latest is NULL: what
+ * SELECT ... FOR UPDATE does with a row changed after the snapshot.
+ */
+extern void direct_row_check_serializable(Relation rel, Oid indexoid, const char *key,
+										  HeapTuple latest);
+
+/* Insert a row and its index entries (unique indexes checked). */
+extern void direct_row_insert(Relation rel, HeapTuple tup);
+
+/*
+ * Replace the row oldtup (from direct_row_fetch) by newtup.  False when a
+ * concurrent transaction updated or deleted it first and committed: fetch it
+ * again and redo the change.
+ */
+extern bool direct_row_update(Relation rel, HeapTuple oldtup, HeapTuple newtup);
+
+#endif							/* DIRECT_ROW_H */
