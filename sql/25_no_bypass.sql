@@ -293,5 +293,55 @@ CREATE TABLE pp1 PARTITION OF pp FOR VALUES IN (1);
 SELECT fencing.protect('pp', 'tok', scope => 'pp');
 ALTER TABLE pp1 DISABLE TRIGGER zz_fence_row;
 SELECT enabled, problem FROM fencing.protected_tables WHERE relation = 'pp'::regclass;
+
+-- 9. a session's first write of a fenced table loads the library in the
+-- middle of its statement (no statement stack yet): the same decisions
+SELECT fencing.fence_next_epoch('merge-scope') AS t3 \gset
+CREATE FUNCTION merge_untokened() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  MERGE INTO m USING (VALUES (1, 'nested')) s(id, v) ON m.id = s.id
+    WHEN MATCHED AND s.v = 'y' THEN UPDATE SET v = s.v, tok = 99
+    WHEN MATCHED THEN UPDATE SET v = s.v;
+END
+$$;
+CREATE TABLE first_oc (id int PRIMARY KEY, v text, tok bigint);
+CREATE FUNCTION insert_first_oc(k int, t bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO first_oc VALUES (k, 'function', t) ON CONFLICT (id) DO NOTHING;
+END
+$$;
+SELECT fencing.protect('first_oc', 'tok', scope => 'first-oc');
+SELECT fencing.create_scope('first-oc', tokens => 'external');
+SELECT fencing.takeover('first-oc', 10);
+INSERT INTO first_oc VALUES (1, 'seed', 10);
+\c fencing_no_bypass
+-- a MERGE whose action ran does not assign tok: no token (ZF002)
+MERGE INTO m USING (VALUES (1, 'first')) s(id, v) ON m.id = s.id
+  WHEN MATCHED AND s.v = 'y' THEN UPDATE SET v = s.v, tok = 99
+  WHEN MATCHED THEN UPDATE SET v = s.v;
+\echo :LAST_ERROR_SQLSTATE
+\c fencing_no_bypass
+-- the same MERGE run by a function (the statement cannot be told: the safe side)
+SELECT merge_untokened();
+\echo :LAST_ERROR_SQLSTATE
+\c fencing_no_bypass
+-- an INSERT ... ON CONFLICT DO NOTHING whose row conflicts raises nothing
+INSERT INTO first_oc VALUES (1, 'first', 20) ON CONFLICT (id) DO NOTHING;
+SELECT mark FROM fencing.scopes WHERE scope = 'first-oc';
+\c fencing_no_bypass
+-- and one whose row is written raises the mark
+INSERT INTO first_oc VALUES (2, 'first', 20) ON CONFLICT (id) DO NOTHING;
+SELECT mark FROM fencing.scopes WHERE scope = 'first-oc';
+\c fencing_no_bypass
+-- the same, by a function: a conflicting row raises nothing, a written one does
+SELECT insert_first_oc(1, 30);
+SELECT mark FROM fencing.scopes WHERE scope = 'first-oc';
+SELECT insert_first_oc(3, 30);
+SELECT mark FROM fencing.scopes WHERE scope = 'first-oc';
+\c fencing_no_bypass
+-- a MERGE that assigns the current token is accepted
+MERGE INTO m USING (VALUES (1, 'first-ok')) s(id, v) ON m.id = s.id
+  WHEN MATCHED THEN UPDATE SET v = s.v, tok = :t3;
+SELECT v, tok = :t3 AS current_token FROM m WHERE id = 1;
 \c :regress_db
 DROP DATABASE fencing_no_bypass;

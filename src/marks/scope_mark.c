@@ -66,6 +66,7 @@ struct ScopeHold
 	uint64		lock_hash;		/* scope_lock_hash() */
 	Oid			cache_id;		/* mark_cache_inval_id() */
 	bool		confirmed;		/* a write was admitted under the lock */
+	const void *deferred_by;	/* the statement whose raise is deferred, or NULL */
 };
 
 /*
@@ -87,6 +88,9 @@ static SPIPlanPtr raise_plan = NULL;
  * ON CONFLICT may not write the row it was admitted for).
  */
 static bool raise_deferred = false;
+
+/* Holds of this transaction with a deferred_by statement. */
+static int	deferred_holds = 0;
 
 /*
  * Set once this transaction changes a mark: from then on it reads marks it
@@ -120,6 +124,7 @@ scope_mark_xact_callback(XactEvent event, void *arg)
 			scope_lock_forget();
 			changed_marks = false;
 			raise_deferred = false;
+			deferred_holds = 0;
 			break;
 		default:
 			break;
@@ -139,6 +144,7 @@ scope_mark_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	{
 		forget_held_scopes();
 		scope_lock_forget();
+		deferred_holds = 0;
 	}
 }
 
@@ -173,6 +179,7 @@ held_scope_entry(const char *scope)
 		entry->fresh = false;
 		entry->confirmed = false;
 		entry->coarse = false;
+		entry->deferred_by = NULL;
 	}
 	return entry;
 }
@@ -285,6 +292,7 @@ raise_mark(const char *scope, int64 token)
 static void
 raise_admitted(ScopeHold *entry, int64 token)
 {
+	entry->confirmed = true;
 	/* scope security (issue 7): write privilege, 'issued' tokens; creates */
 	scope_acl_admit_raise(entry->scope, token);
 	raise_mark(entry->scope, token);
@@ -370,11 +378,44 @@ scope_mark_admits_without_raise(const ScopeHold *entry, int64 token)
 }
 
 void
-scope_mark_defer(ScopeHold *entry)
+scope_mark_defer(ScopeHold *entry, const void *statement)
 {
 	Assert(entry->mode == ExclusiveLock);
-	entry->confirmed = true;	/* the row may be written: keep the lock */
 	raise_deferred = true;
+	/* the lock stays while the row may be written: until the statement ends */
+	if (entry->deferred_by == NULL)
+	{
+		entry->deferred_by = statement;
+		deferred_holds++;
+	}
+}
+
+/*
+ * The end of a statement (after its AFTER triggers fired): the exclusive
+ * locks it took for raises it deferred, and that no written row confirmed
+ * (every row conflicted: ON CONFLICT DO NOTHING, or DO UPDATE ... WHERE
+ * false), are given back, so that the scope's writers and takeovers do not
+ * wait for the rest of the transaction.  A lock that was already held
+ * before, or under which anything was written, stays.
+ */
+void
+scope_mark_statement_done(const void *statement)
+{
+	HASH_SEQ_STATUS status;
+	ScopeHold  *entry;
+
+	if (deferred_holds == 0)
+		return;
+	hash_seq_init(&status, held_scopes);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		if (entry->generation != held_generation || entry->deferred_by != statement)
+			continue;
+		entry->deferred_by = NULL;
+		deferred_holds--;
+		if (entry->mode == ExclusiveLock && entry->fresh && !entry->confirmed)
+			unlock_entry(entry);
+	}
 }
 
 bool
@@ -394,7 +435,8 @@ scope_mark_raise_deferred(const char *scope, int64 token)
 void
 scope_mark_abandon(ScopeHold *entry)
 {
-	if (entry->mode == NoLock || !entry->fresh || entry->confirmed)
+	if (entry->mode == NoLock || !entry->fresh || entry->confirmed ||
+		entry->deferred_by != NULL)
 		return;
 	unlock_entry(entry);
 }

@@ -53,9 +53,12 @@ extern bool scope_mark_admit(const char *scope, int64 token, int64 *mark);
  * INSERT trigger, which fires only for rows written, raises the mark with
  * scope_mark_raise_deferred().  fencing.raise_pending() says whether this
  * transaction deferred any raise (the AFTER trigger's WHEN condition).
+ * scope_mark_statement_done(), at the end of the statement (after its AFTER
+ * triggers), gives back the locks that no written row confirmed.
  */
 extern bool scope_mark_admits_without_raise(const ScopeHold *hold, int64 token);
-extern void scope_mark_defer(ScopeHold *hold);
+extern void scope_mark_defer(ScopeHold *hold, const void *statement);
+extern void scope_mark_statement_done(const void *statement);
 extern bool scope_mark_raise_deferred(const char *scope, int64 token);
 
 /*

@@ -287,7 +287,7 @@ update_assigns_token(const TriggerData *trigdata, const FenceConfig *cfg)
 	if (!bms_is_member(cfg->token_attnum - FirstLowInvalidHeapAttributeNumber,
 					   trigdata->tg_updatedcols))
 		return false;
-	if (running_statement_merge_assigns(cfg->token_column) != MERGE_ASSIGNS_SOME)
+	if (running_statement_merge_assigns(RelationGetRelid(trigdata->tg_relation), cfg->token_column) != MERGE_ASSIGNS_SOME)
 		return true;
 	return row_token(trigdata->tg_newtuple, desc, cfg, &after) &&
 		!(row_token(trigdata->tg_trigtuple, desc, cfg, &before) && before == after);
@@ -417,8 +417,8 @@ fence_insert(Relation rel, const FenceConfig *cfg, HeapTuple newtuple, Oid fn_oi
 	 * AFTER INSERT trigger, which fires only for rows written.
 	 */
 	if (hold != NULL && !scope_mark_admits_without_raise(hold, token) &&
-		running_statement_has_on_conflict() && has_deferred_raise_trigger(rel, fn_oid))
-		scope_mark_defer(hold);
+		running_statement_has_on_conflict(RelationGetRelid(rel)) && has_deferred_raise_trigger(rel, fn_oid))
+		scope_mark_defer(hold, running_statement_query());
 	else
 		confirm(cfg, hold, false, token);
 	return store_token(rel, cfg, newtuple, token);

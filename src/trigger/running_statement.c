@@ -19,12 +19,24 @@
  * main query does not read); statements run by triggers or functions
  * meanwhile push and pop their own entries.  Plans are looked at only when a decision needs it.
  *
+ * A session loads the library at its first call of a fencing function,
+ * which may be the fence trigger itself, in the middle of a statement whose
+ * ExecutorRun began before these hooks existed.  That statement has no
+ * frame: its plan is the active portal's when that portal's one planned
+ * statement writes the trigger's table; when it is not known (a statement
+ * nested in it), each decision takes its safe side (below).
+ *
  *-------------------------------------------------------------------------
  */
 #include "trigger/running_statement.h"
 
+#include "catalog/partition.h"
 #include "executor/executor.h"
 #include "nodes/plannodes.h"
+#include "parser/parsetree.h"
+#include "tcop/pquery.h"
+
+#include "marks/scope_mark.h"
 
 typedef struct RunningStatement
 {
@@ -35,6 +47,9 @@ typedef struct RunningStatement
 } RunningStatement;
 
 static RunningStatement *innermost = NULL;
+
+/* The key of the statement that was running when the library was loaded. */
+static const char loading_statement = 0;
 static uint64 last_id = 0;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
@@ -75,6 +90,18 @@ fencing_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 	PG_END_TRY();
 }
 
+/*
+ * Whether queryDesc may be the statement that was running when the library
+ * was loaded: the active portal's own statement, at the top.  A statement
+ * nested in it has a plan of its own (and one run since has a frame).
+ */
+static bool
+is_loading_statement(QueryDesc *queryDesc)
+{
+	return ActivePortal != NULL && list_length(ActivePortal->stmts) == 1 &&
+		queryDesc->plannedstmt == linitial(ActivePortal->stmts);
+}
+
 static void
 fencing_ExecutorFinish(QueryDesc *queryDesc)
 {
@@ -87,6 +114,10 @@ fencing_ExecutorFinish(QueryDesc *queryDesc)
 			prev_ExecutorFinish(queryDesc);
 		else
 			standard_ExecutorFinish(queryDesc);
+		/* its AFTER triggers fired: locks of raises no row confirmed go */
+		scope_mark_statement_done(queryDesc);
+		if (frame.outer == NULL && is_loading_statement(queryDesc))
+			scope_mark_statement_done(&loading_statement);
 	}
 	PG_FINALLY();
 	{
@@ -110,19 +141,22 @@ running_statement_id(void)
 	return innermost != NULL ? innermost->id : 0;
 }
 
+const void *
+running_statement_query(void)
+{
+	return innermost != NULL ? (const void *) innermost->query : (const void *) &loading_statement;
+}
+
 /*
- * The ModifyTable nodes of the running statement, one per call (*pos starts
- * at 0): the top of the plan, then the top of each subplan (a data-modifying
- * WITH query is a subplan).  NULL when there are no more.
+ * The ModifyTable nodes of a plan, one per call (*pos starts at 0): the top
+ * of the plan, then the top of each subplan (a data-modifying WITH query is
+ * a subplan).  NULL when there are no more.
  */
 static ModifyTable *
-next_modify_table(int *pos)
+next_modify_table(PlannedStmt *stmt, int *pos)
 {
-	PlannedStmt *stmt;
-
-	if (innermost == NULL || innermost->query->plannedstmt == NULL)
+	if (stmt == NULL)
 		return NULL;
-	stmt = innermost->query->plannedstmt;
 	while (*pos <= list_length(stmt->subplans))
 	{
 		Plan	   *plan = *pos == 0 ? stmt->planTree :
@@ -132,6 +166,54 @@ next_modify_table(int *pos)
 		if (plan != NULL && IsA(plan, ModifyTable))
 			return (ModifyTable *) plan;
 	}
+	return NULL;
+}
+
+/* Whether a ModifyTable node of stmt writes relid, or a table it is a partition of. */
+static bool
+plan_writes(PlannedStmt *stmt, Oid relid)
+{
+	List	   *tables = lcons_oid(relid, get_partition_ancestors(relid));
+	int			pos = 0;
+	ModifyTable *mt;
+
+	while ((mt = next_modify_table(stmt, &pos)) != NULL)
+	{
+		ListCell   *rc;
+
+		foreach(rc, mt->resultRelations)
+		{
+			if (list_member_oid(tables, rt_fetch(lfirst_int(rc), stmt->rtable)->relid))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The plan of the statement that fired the trigger on relid.  *known is
+ * false when it cannot be told (see the head of this file).  A write that
+ * runs no plan (COPY; outside any portal) is known, with no plan.
+ */
+static PlannedStmt *
+running_plan(Oid relid, bool *known)
+{
+	PlannedStmt *stmt;
+
+	*known = true;
+	if (innermost != NULL)
+		return innermost->query->plannedstmt;
+	if (ActivePortal == NULL)
+		return NULL;
+	*known = list_length(ActivePortal->stmts) == 1;
+	if (!*known)
+		return NULL;
+	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);
+	if (stmt->commandType == CMD_UTILITY)
+		return NULL;
+	if (plan_writes(stmt, relid))
+		return stmt;
+	*known = false;
 	return NULL;
 }
 
@@ -154,40 +236,40 @@ action_assigns(const MergeAction *action, const char *column)
 #endif
 
 #if PG_VERSION_NUM >= 150000
-/* Whether the running statement has a MERGE; found once per statement. */
+/* Whether a plan has a MERGE; for a frame's plan, found once per statement. */
 static bool
-statement_has_merge(void)
+plan_has_merge(PlannedStmt *stmt)
 {
 	int			pos = 0;
 	ModifyTable *mt;
 
-	if (innermost == NULL)
-		return false;
-	if (innermost->has_merge < 0)
-	{
-		innermost->has_merge = 0;
-		while ((mt = next_modify_table(&pos)) != NULL)
-		{
-			if (mt->operation == CMD_MERGE)
-				innermost->has_merge = 1;
-		}
-	}
-	return innermost->has_merge == 1;
+	if (innermost != NULL && stmt == innermost->query->plannedstmt && innermost->has_merge >= 0)
+		return innermost->has_merge == 1;
+	while ((mt = next_modify_table(stmt, &pos)) != NULL && mt->operation != CMD_MERGE)
+		;
+	if (innermost != NULL && stmt == innermost->query->plannedstmt)
+		innermost->has_merge = mt != NULL;
+	return mt != NULL;
 }
 #endif
 
 MergeAssigns
-running_statement_merge_assigns(const char *column)
+running_statement_merge_assigns(Oid relid, const char *column)
 {
 	MergeAssigns result = MERGE_NONE;
 #if PG_VERSION_NUM >= 150000
+	bool		known;
+	PlannedStmt *stmt = running_plan(relid, &known);
 	int			pos = 0;
 	ModifyTable *mt;
 
+	/* not known: as if some action did not assign it (the row's token counts only if changed) */
+	if (!known)
+		return MERGE_ASSIGNS_SOME;
 	/* every row of every UPDATE asks: most statements are no MERGE */
-	if (!statement_has_merge())
+	if (!plan_has_merge(stmt))
 		return MERGE_NONE;
-	while ((mt = next_modify_table(&pos)) != NULL)
+	while ((mt = next_modify_table(stmt, &pos)) != NULL)
 	{
 		ListCell   *alc;
 		int			assigning = 0;
@@ -216,12 +298,17 @@ running_statement_merge_assigns(const char *column)
 }
 
 bool
-running_statement_has_on_conflict(void)
+running_statement_has_on_conflict(Oid relid)
 {
+	bool		known;
+	PlannedStmt *stmt = running_plan(relid, &known);
 	int			pos = 0;
 	ModifyTable *mt;
 
-	while ((mt = next_modify_table(&pos)) != NULL)
+	/* not known: as if it had (the raise then waits for the row to be written) */
+	if (!known)
+		return true;
+	while ((mt = next_modify_table(stmt, &pos)) != NULL)
 	{
 		if (mt->operation == CMD_INSERT && mt->onConflictAction != ONCONFLICT_NONE)
 			return true;

@@ -19,6 +19,9 @@ extern void running_statement_init(void);
  */
 extern uint64 running_statement_id(void);
 
+/* The running statement's QueryDesc, as an opaque key (NULL outside any). */
+extern const void *running_statement_query(void);
+
 /* How the UPDATE actions of a MERGE in the running statement treat a column. */
 typedef enum MergeAssigns
 {
@@ -27,9 +30,9 @@ typedef enum MergeAssigns
 	MERGE_ASSIGNS_SOME			/* some do, some do not */
 } MergeAssigns;
 
-extern MergeAssigns running_statement_merge_assigns(const char *column);
+extern MergeAssigns running_statement_merge_assigns(Oid relid, const char *column);
 
 /* Whether the running statement has an INSERT ... ON CONFLICT anywhere. */
-extern bool running_statement_has_on_conflict(void);
+extern bool running_statement_has_on_conflict(Oid relid);
 
 #endif							/* RUNNING_STATEMENT_H */
