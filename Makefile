@@ -20,6 +20,7 @@ OBJS = src/fencing.o \
        src/security/bypass.o \
        src/security/scope_acl.o \
        src/security/scope_admin.o \
+       src/security/scope_binding.o \
        src/telemetry/fence_stats.o \
        src/tokens/declared_token.o \
        src/trigger/fence_config.o \

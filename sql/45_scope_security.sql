@@ -250,6 +250,49 @@ CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM (0) TO (10);
 SELECT tgname FROM pg_trigger WHERE tgrelid = 'parted_1'::regclass ORDER BY 1;
 RESET ROLE;
 
+-- Attack 8: hold another application's scope through a scope column of
+-- one's own table (its share lock would stall the scope's takeovers, and
+-- ZF001 would tell its mark): refused before any lock, as protect() refuses
+-- a constant scope, unless the table's owner may write to the scope
+SELECT mark AS vm FROM fencing.scopes WHERE scope = 'victim' \gset
+GRANT CREATE ON SCHEMA public TO regress_fencing_stranger;
+SET ROLE regress_fencing_stranger;
+CREATE TABLE stranger_rows (id int, scope text, tok bigint);
+SELECT fencing.protect('stranger_rows', 'tok', scope_column => 'scope');
+BEGIN;
+INSERT INTO stranger_rows VALUES (1, 'victim', :vm);
+ROLLBACK;
+\echo :LAST_ERROR_SQLSTATE
+-- a stale token gets the same answer, not the mark
+INSERT INTO stranger_rows VALUES (2, 'victim', 1);
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+-- the scope's owner grants write: the table may name it (at once)
+SET ROLE regress_fencing_owner;
+SELECT fencing.grant_scope('victim', 'write', 'regress_fencing_stranger');
+RESET ROLE;
+SET ROLE regress_fencing_stranger;
+INSERT INTO stranger_rows VALUES (1, 'victim', :vm);
+SELECT id, scope, tok = :vm AS at_mark FROM stranger_rows;
+RESET ROLE;
+-- and revokes it: refused again, also for TRUNCATE (its rows name the scope)
+SET ROLE regress_fencing_owner;
+SELECT fencing.revoke_scope('victim', 'write', 'regress_fencing_stranger');
+RESET ROLE;
+SET ROLE regress_fencing_stranger;
+INSERT INTO stranger_rows VALUES (3, 'victim', :vm);
+\echo :LAST_ERROR_SQLSTATE
+BEGIN;
+SELECT fencing.use_token('victim', :vm);
+TRUNCATE stranger_rows;
+ROLLBACK;
+\echo :LAST_ERROR_SQLSTATE
+DROP TABLE stranger_rows;
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM regress_fencing_stranger;
+SELECT row(v.*)::text = :'victim_before' AS victim_unchanged_by_scope_column
+  FROM public.regress_fencing_state v WHERE scope = 'victim';
+
 -- Attack 6: a bypass outlives its transaction
 CREATE TABLE bypass_rows (id int PRIMARY KEY, tok bigint);
 SELECT fencing.protect('bypass_rows', 'tok', scope => 'regress-gs-su');

@@ -44,6 +44,7 @@
 #include "checks/input_checks.h"
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
+#include "security/scope_binding.h"
 #include "state/extension_state.h"
 #include "telemetry/fence_stats.h"
 #include "tokens/declared_token.h"
@@ -301,7 +302,12 @@ check_scope(Relation rel, const FenceConfig *cfg, const char *scope,
 	int64		mark;
 
 	*hold = NULL;
-	if (scope == NULL || scope_mark_check(scope, token, &mark, hold))
+	if (scope == NULL)
+		return true;
+	/* a scope column may name only scopes the table's owner may write to */
+	if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
+		scope_binding_require(rel, scope);
+	if (scope_mark_check(scope, token, &mark, hold))
 		return true;
 	return reject_stale(rel, cfg, scope, token, mark, false);
 }
@@ -570,6 +576,7 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 		{
 			char	   *scope = scope_text(cfg, d);
 
+			scope_binding_require(rel, scope);
 			token = incoming_token(rel, cfg, scope, NULL, NULL, false);
 			if (!scope_mark_admit(scope, token, &mark))
 				(void) reject_stale(rel, &strict, scope, token, mark, false);

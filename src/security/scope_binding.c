@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * scope_binding.c
+ *	  Which scopes a table with a scope column may write to: those its owner
+ *	  holds the write privilege on, checked before any scope lock.
+ *
+ * protect() binds a table to a constant scope only for an owner with the
+ * write privilege on it.  A scope column names the scope row by row, so the
+ * same rule is checked at the write: a row may name a scope only if the
+ * table's owner may write to it.  Without that, a role could create a table
+ * of its own with a scope column, write rows naming another application's
+ * scope at its mark, and hold that scope's share lock in an open
+ * transaction: the scope's next takeover would wait for it, and the
+ * rejection of a stale token would tell it the scope's mark.
+ *
+ * Checked on every row that names a scope (before the scope is locked), so
+ * the answers are cached per backend, keyed like the mark cache
+ * (mark_cache_inval_id) and forgotten by the same messages: a change of the
+ * scope's row (its owner), a grant or revoke (scope_admin.c sends the
+ * scope's message), and any change of roles or role membership (every
+ * answer).  A scope that does not exist yet binds: nothing can wait on it,
+ * and the write that creates it checks the writer's own privilege.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "security/scope_binding.h"
+
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "marks/mark_cache.h"
+#include "security/scope_acl.h"
+
+typedef struct Binding
+{
+	Oid			inval_id;		/* hash key: the scope's pseudo-OID */
+	char		scope[FENCING_SCOPE_MAX_LEN + 1];
+	Oid			owner;			/* the table owner the answer is for */
+	bool		allowed;
+} Binding;
+
+static HTAB *bindings = NULL;
+static bool callbacks_registered = false;
+
+/* Bumped by every message; a check that saw it move caches nothing. */
+static uint64 binding_inval_counter = 0;
+
+/* A cache this large is dropped rather than grown. */
+#define BINDINGS_MAX	10000
+
+static void
+drop_bindings(void)
+{
+	if (bindings != NULL)
+	{
+		hash_destroy(bindings);
+		bindings = NULL;
+	}
+}
+
+static void
+binding_relcache_callback(Datum arg, Oid relid)
+{
+	Oid			table = fencing_scopes_relid_if_known();
+
+	binding_inval_counter++;
+	if (relid == InvalidOid || relid == table || !OidIsValid(table))
+		drop_bindings();
+	else if (bindings != NULL)
+		(void) hash_search(bindings, &relid, HASH_REMOVE, NULL);
+}
+
+static void
+binding_role_callback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	binding_inval_counter++;
+	drop_bindings();
+}
+
+static bool
+binds(const char *scope, Oid inval_id, Oid owner)
+{
+	Binding    *entry;
+	ScopeInfo	info;
+	uint64		counter = binding_inval_counter;
+	bool		allowed;
+
+	if (bindings != NULL)
+	{
+		entry = hash_search(bindings, &inval_id, HASH_FIND, NULL);
+		if (entry != NULL && entry->owner == owner && strcmp(entry->scope, scope) == 0)
+			return entry->allowed;
+	}
+	if (!callbacks_registered)
+	{
+		CacheRegisterRelcacheCallback(binding_relcache_callback, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHOID, binding_role_callback, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, binding_role_callback, (Datum) 0);
+		callbacks_registered = true;
+	}
+
+	allowed = !scope_acl_installed() || !scope_info_read(scope, &info) ||
+		scope_acl_has(scope, &info, SCOPE_PRIV_WRITE, owner);
+
+	if (counter != binding_inval_counter)
+		return allowed;
+	if (bindings != NULL && hash_get_num_entries(bindings) >= BINDINGS_MAX)
+		drop_bindings();
+	if (bindings == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(Binding);
+		ctl.hcxt = TopMemoryContext;
+		bindings = hash_create("fencing scope bindings", 64, &ctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(bindings, &inval_id, HASH_ENTER, NULL);
+	strlcpy(entry->scope, scope, sizeof(entry->scope));
+	entry->owner = owner;
+	entry->allowed = allowed;
+	return allowed;
+}
+
+void
+scope_binding_require(Relation rel, const char *scope)
+{
+	Oid			owner = rel->rd_rel->relowner;
+	const char *role;
+
+	if (superuser_arg(owner) || binds(scope, mark_cache_inval_id(scope), owner))
+		return;
+	role = GetUserNameFromId(owner, true);
+	if (role == NULL)
+		role = psprintf("%u", owner);
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for fencing scope \"%s\"", scope),
+			 errdetail("A row of table \"%s\" names scope \"%s\" in its scope column; the table's owner, role \"%s\", does not have the \"write\" privilege on that scope.",
+					   RelationGetRelationName(rel), scope, role),
+			 errhint("The scope's owner can grant it: SELECT fencing.grant_scope(%s, 'write', %s);",
+					 quote_literal_cstr(scope), quote_literal_cstr(quote_identifier(role)))));
+}
