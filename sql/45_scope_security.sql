@@ -287,6 +287,18 @@ SELECT fencing.use_token('victim', :vm);
 TRUNCATE stranger_rows;
 ROLLBACK;
 \echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+-- a grant written into fencing.scope_grants directly is seen at once too
+INSERT INTO fencing.scope_grants (scope, grantee, privilege, granted_by)
+  VALUES ('victim', 'regress_fencing_stranger'::regrole, 'write', 'regress_fencing_owner'::regrole);
+SET ROLE regress_fencing_stranger;
+INSERT INTO stranger_rows VALUES (4, 'victim', :vm);
+RESET ROLE;
+DELETE FROM fencing.scope_grants WHERE grantee = 'regress_fencing_stranger'::regrole;
+SET ROLE regress_fencing_stranger;
+INSERT INTO stranger_rows VALUES (5, 'victim', :vm);
+\echo :LAST_ERROR_SQLSTATE
+SELECT id FROM stranger_rows ORDER BY id;
 DROP TABLE stranger_rows;
 RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM regress_fencing_stranger;

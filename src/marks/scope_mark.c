@@ -625,9 +625,11 @@ raise_pending(PG_FUNCTION_ARGS)
 }
 
 /*
- * fencing.forget_cached_marks(): trigger on fencing.scopes, ENABLE ALWAYS
- * (it also fires under session_replication_role = replica: logical
- * replication apply, restores).  Any write of the table, the extension's
+ * fencing.forget_cached_marks(): trigger on fencing.scopes, and since 1.3
+ * on fencing.scope_grants (the answers of security/scope_binding.c), ENABLE
+ * ALWAYS (it also fires under session_replication_role = replica: logical
+ * replication apply, restores).  The scope is the first column of both
+ * tables.  Any write of the table, the extension's
  * own or anyone else's (a superuser's UPDATE), makes every backend forget
  * the scopes it wrote when the writing transaction commits: as a row
  * trigger, each row's scope (old and new name); as a statement trigger

@@ -12,7 +12,6 @@
  *-------------------------------------------------------------------------
  */
 #include "checks/input_checks.h"
-#include "marks/mark_cache.h"
 #include "security/scope_acl.h"
 
 #include "catalog/pg_type.h"
@@ -175,8 +174,6 @@ grant_scope(PG_FUNCTION_ARGS)
 	values[1] = ObjectIdGetDatum(grantee);
 	values[2] = CStringGetTextDatum(scope_privilege_name(priv));
 	values[3] = ObjectIdGetDatum(GetUserId());
-	/* tables whose scope column names it may write to it now (scope_binding.c) */
-	mark_cache_invalidate_scope(scope);
 	PG_RETURN_BOOL(fencing_execute_as_owner(&plan, sql, 4, argtypes, values) > 0);
 }
 
@@ -200,8 +197,6 @@ revoke_scope(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = ObjectIdGetDatum(grantee);
 	values[2] = CStringGetTextDatum(scope_privilege_name(priv));
-	/* tables whose scope column names it may no longer write to it */
-	mark_cache_invalidate_scope(scope);
 	PG_RETURN_BOOL(fencing_execute_as_owner(&plan, sql, 3, argtypes, values) > 0);
 }
 

@@ -16,9 +16,10 @@
  * Checked on every row that names a scope (before the scope is locked), so
  * the answers are cached per backend, keyed like the mark cache
  * (mark_cache_inval_id) and forgotten by the same messages: a change of the
- * scope's row (its owner), a grant or revoke (scope_admin.c sends the
- * scope's message), and any change of roles or role membership (every
- * answer).  A scope that does not exist yet binds: nothing can wait on it,
+ * scope's row (its owner), a grant or revoke (the trigger
+ * forget_cached_grants on fencing.scope_grants sends the scope's message,
+ * whoever writes the row), and any change of roles or role membership
+ * (every answer).  A scope that does not exist yet binds: nothing can wait on it,
  * and the write that creates it checks the writer's own privilege.
  *
  *-------------------------------------------------------------------------

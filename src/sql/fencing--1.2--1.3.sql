@@ -39,3 +39,18 @@ DROP FUNCTION fencing.lock_held_lease(text, text, bigint);
 DROP FUNCTION fencing.check_names(text, text);
 DROP FUNCTION fencing.check_scope_privilege(text, text, text);
 DROP FUNCTION fencing.count_lease_event(text, text);
+
+-- Grants and revokes, whoever writes them, make every backend forget its
+-- cached answers for the scope (src/security/scope_binding.c: which scopes
+-- a table's scope column may name).
+COMMENT ON FUNCTION fencing.forget_cached_marks() IS
+'Trigger function on fencing.scopes and fencing.scope_grants: makes every backend forget what it cached of the scopes a committed write changed, marks and privileges (all of them for TRUNCATE).';
+-- A grant or revoke changes which tables' scope columns may name the scope
+-- (src/security/scope_binding.c): every backend forgets its answers for
+-- that scope, whoever wrote the row (as for fencing.scopes, 20_marks.sql).
+CREATE TRIGGER forget_cached_grants AFTER INSERT OR UPDATE OR DELETE
+    ON fencing.scope_grants FOR EACH ROW EXECUTE FUNCTION fencing.forget_cached_marks();
+CREATE TRIGGER forget_all_cached_grants AFTER TRUNCATE
+    ON fencing.scope_grants FOR EACH STATEMENT EXECUTE FUNCTION fencing.forget_cached_marks();
+ALTER TABLE fencing.scope_grants ENABLE ALWAYS TRIGGER forget_cached_grants;
+ALTER TABLE fencing.scope_grants ENABLE ALWAYS TRIGGER forget_all_cached_grants;

@@ -180,7 +180,7 @@ AS 'MODULE_PATHNAME', 'forget_cached_marks'
 LANGUAGE C;
 REVOKE ALL ON FUNCTION fencing.forget_cached_marks() FROM PUBLIC;
 COMMENT ON FUNCTION fencing.forget_cached_marks() IS
-'Trigger function on fencing.scopes: makes every backend forget the cached marks of the scopes a committed write changed (all of them for TRUNCATE).';
+'Trigger function on fencing.scopes and fencing.scope_grants: makes every backend forget what it cached of the scopes a committed write changed, marks and privileges (all of them for TRUNCATE).';
 CREATE TRIGGER forget_cached_marks AFTER INSERT OR UPDATE OR DELETE
     ON fencing.scopes FOR EACH ROW EXECUTE FUNCTION fencing.forget_cached_marks();
 CREATE TRIGGER forget_all_cached_marks AFTER TRUNCATE
@@ -407,6 +407,15 @@ COMMENT ON TABLE fencing.scope_grants IS 'Privileges on scopes (lead, write, rea
 SELECT pg_catalog.pg_extension_config_dump('fencing.scope_grants', '');
 REVOKE ALL ON fencing.scope_grants FROM PUBLIC;
 GRANT SELECT ON fencing.scope_grants TO PUBLIC;
+-- A grant or revoke changes which tables' scope columns may name the scope
+-- (src/security/scope_binding.c): every backend forgets its answers for
+-- that scope, whoever wrote the row (as for fencing.scopes, 20_marks.sql).
+CREATE TRIGGER forget_cached_grants AFTER INSERT OR UPDATE OR DELETE
+    ON fencing.scope_grants FOR EACH ROW EXECUTE FUNCTION fencing.forget_cached_marks();
+CREATE TRIGGER forget_all_cached_grants AFTER TRUNCATE
+    ON fencing.scope_grants FOR EACH STATEMENT EXECUTE FUNCTION fencing.forget_cached_marks();
+ALTER TABLE fencing.scope_grants ENABLE ALWAYS TRIGGER forget_cached_grants;
+ALTER TABLE fencing.scope_grants ENABLE ALWAYS TRIGGER forget_all_cached_grants;
 
 CREATE FUNCTION fencing.create_scope(scope text, tokens text DEFAULT 'issued',
                                      owner regrole DEFAULT NULL)

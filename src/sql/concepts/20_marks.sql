@@ -68,7 +68,7 @@ AS 'MODULE_PATHNAME', 'forget_cached_marks'
 LANGUAGE C;
 REVOKE ALL ON FUNCTION fencing.forget_cached_marks() FROM PUBLIC;
 COMMENT ON FUNCTION fencing.forget_cached_marks() IS
-'Trigger function on fencing.scopes: makes every backend forget the cached marks of the scopes a committed write changed (all of them for TRUNCATE).';
+'Trigger function on fencing.scopes and fencing.scope_grants: makes every backend forget what it cached of the scopes a committed write changed, marks and privileges (all of them for TRUNCATE).';
 CREATE TRIGGER forget_cached_marks AFTER INSERT OR UPDATE OR DELETE
     ON fencing.scopes FOR EACH ROW EXECUTE FUNCTION fencing.forget_cached_marks();
 CREATE TRIGGER forget_all_cached_marks AFTER TRUNCATE
