@@ -135,6 +135,23 @@ SELECT severity, "check", object, action FROM fencing.health WHERE "check" IN ('
 ALTER SYSTEM RESET fsync;
 ALTER SYSTEM RESET full_page_writes;
 SELECT pg_reload_conf();
+-- a scope owned by, and a grant to, a role that was dropped (role OIDs carry
+-- no dependency): a later role with that OID would inherit them
+CREATE ROLE regress_health_gone;
+SELECT fencing.create_scope('orphaned', 'issued', 'regress_health_gone');
+SELECT fencing.grant_scope('orphaned', 'write', 'regress_health_gone');
+SELECT fencing.create_scope('granted-to-gone');
+SELECT fencing.grant_scope('granted-to-gone', 'lead', 'regress_health_gone');
+SELECT count(*) AS before_drop FROM fencing.health WHERE "check" LIKE '%dropped role';
+DROP ROLE regress_health_gone;
+SELECT severity, "check", object, regexp_replace(detail, 'OID [0-9]+', 'OID n') AS detail,
+       regexp_replace(action, 'grantee = [0-9]+', 'grantee = n') AS action
+  FROM fencing.health WHERE "check" LIKE '%dropped role' ORDER BY 1, 2, 3;
+-- the DBA repairs both: the findings go
+SELECT fencing.alter_scope_owner('orphaned', current_user::regrole);
+DELETE FROM fencing.scope_grants g
+ WHERE NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.oid = g.grantee) AND g.grantee <> 0;
+SELECT count(*) AS after_repair FROM fencing.health WHERE "check" LIKE '%dropped role';
 -- readable by pg_monitor (not by PUBLIC, above)
 SET ROLE regress_health_monitor;
 SELECT count(*) > 0 AS monitor_reads FROM fencing.health;

@@ -2,7 +2,8 @@
 -- Unsafe settings, replicas without a synchronous standby, a missing
 -- synchronous standby, protected tables whose fence does not work
 -- (protected_tables, 40_trigger.sql), unfenced inheritance children, leases
--- held by fenced holders, marks far above the clock.  For a DBA to run and
+-- held by fenced holders, marks far above the clock, scopes owned by (and
+-- grants to) dropped roles.  For a DBA to run and
 -- alert on; readable by pg_monitor.
 
 CREATE VIEW fencing.health AS
@@ -76,6 +77,22 @@ FROM (
      WHERE l.released_at IS NULL AND l.expires_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()
        AND l.term OPERATOR(pg_catalog.<>) 0 AND s.mark OPERATOR(pg_catalog.>) l.term
     UNION ALL
+    SELECT 'critical', 'scope owned by a dropped role', s.scope,
+           pg_catalog.format('scope %s is owned by role OID %s, which no longer exists: a role created later with that OID would own the scope (Postgres records no dependency on it)',
+                             s.scope, s.owner),
+           pg_catalog.format('Give the scope to a role, as a superuser: SELECT fencing.alter_scope_owner(%L, ''new_owner'');', s.scope)
+      FROM fencing.scopes s
+     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) s.owner)
+    UNION ALL
+    SELECT 'warning', 'grant to a dropped role', g.scope,
+           pg_catalog.format('scope %s grants %s to role OID %s, which no longer exists: a role created later with that OID would hold it',
+                             g.scope, g.privilege, g.grantee),
+           pg_catalog.format('Remove the grant, as a superuser: DELETE FROM fencing.scope_grants WHERE scope = %L AND grantee = %s;',
+                             g.scope, g.grantee)
+      FROM fencing.scope_grants g
+     WHERE g.grantee OPERATOR(pg_catalog.<>) 0
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) g.grantee)
+    UNION ALL
     SELECT CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904 THEN 'critical' ELSE 'warning' END,
            'mark far above the clock', s.scope,
            CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904
@@ -93,6 +110,6 @@ FROM (
 ) f
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
-'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, unfenced inheritance children, leases held by fenced holders, marks far above the clock. No rows: nothing found. Readable by pg_monitor.';
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, unfenced inheritance children, leases held by fenced holders, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
 REVOKE ALL ON fencing.health FROM PUBLIC;
 GRANT SELECT ON fencing.health TO pg_monitor;
