@@ -37,12 +37,10 @@
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/sequence.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "utils/builtins.h"
-#include "utils/snapmgr.h"
 
 #include "checks/input_checks.h"
 #include "clock/epoch_clock.h"
@@ -141,6 +139,7 @@ record_term(Relation scopes, const char *scope, HeapTuple row, int64 epoch, cons
 						  Anum_scopes_terms_issued};
 	Datum		values[lengthof(cols)];
 	bool		nulls[lengthof(cols)] = {0};
+	bool		isnull;
 
 	if (RelationGetDescr(terms)->natts != Natts_terms ||
 		RelationGetDescr(scopes)->natts < Natts_scopes_1_1)
@@ -155,27 +154,20 @@ record_term(Relation scopes, const char *scope, HeapTuple row, int64 epoch, cons
 	term_values[Anum_terms_issued_by - 1] = NameGetDatum(&issued_by);
 	direct_row_insert(terms, heap_form_tuple(RelationGetDescr(terms), term_values, term_nulls));
 
+	/* the row read under the scope lock (terms_issued changes only under it) */
+	if (row == NULL)
+		row = direct_row_fetch(scopes, fencing_scopes_pkey_relid(), scope);
+	if (row == NULL)
+		direct_row_report_deleted(scopes, scope);
 	values[0] = Int64GetDatum(epoch);
 	values[1] = TimestampTzGetDatum(now);
 	values[2] = Int64GetDatum(epoch);
 	values[3] = term_values[Anum_terms_holder - 1];
 	values[4] = TimestampTzGetDatum(now);
-	for (HeapTuple old = row;; old = NULL)
-	{
-		bool		isnull;
-
-		/* the row read under the scope lock; read again if someone changed it */
-		if (old == NULL)
-			old = direct_row_fetch(scopes, fencing_scopes_pkey_relid(), scope);
-		if (!HeapTupleIsValid(old))
-			elog(ERROR, "fencing scope \"%s\" has no row in fencing.scopes", scope);
-		values[5] = Int64GetDatum(DatumGetInt64(heap_getattr(old, Anum_scopes_terms_issued,
-															  RelationGetDescr(scopes), &isnull)) + 1);
-		if (direct_row_update(scopes, old,
-							  heap_modify_tuple_by_cols(old, RelationGetDescr(scopes),
-														lengthof(cols), cols, values, nulls)))
-			break;
-	}
+	values[5] = Int64GetDatum(DatumGetInt64(heap_getattr(row, Anum_scopes_terms_issued,
+														  RelationGetDescr(scopes), &isnull)) + 1);
+	direct_row_change(scopes, fencing_scopes_pkey_relid(), scope, row,
+					  lengthof(cols), cols, values, nulls);
 	/* what the trigger forget_cached_marks does for other writers of the row */
 	mark_cache_invalidate_scope(scope);
 	table_close(terms, NoLock);

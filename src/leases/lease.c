@@ -224,18 +224,8 @@ static void
 update_lease(Relation rel, const char *scope, const Lease *lease,
 			 int ncols, int *cols, Datum *values, bool *nulls)
 {
-	for (HeapTuple old = lease->row;; old = NULL)
-	{
-		/* the row as read under the lease lock; read again if someone changed it */
-		if (old == NULL)
-			old = direct_row_fetch(rel, fencing_relid(FENCING_REL_LEASES_PKEY), scope);
-		if (!HeapTupleIsValid(old))
-			elog(ERROR, "the lease of fencing scope \"%s\" vanished", scope);
-		if (direct_row_update(rel, old,
-							  heap_modify_tuple_by_cols(old, RelationGetDescr(rel),
-														ncols, cols, values, nulls)))
-			break;
-	}
+	direct_row_change(rel, fencing_relid(FENCING_REL_LEASES_PKEY), scope, lease->row,
+					  ncols, cols, values, nulls);
 }
 
 /* The lease's new expiry, and the time it was renewed: now + ttl. */

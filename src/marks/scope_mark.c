@@ -26,10 +26,8 @@
 #include "checks/input_checks.h"
 #include "marks/scope_mark.h"
 
-#include "access/genam.h"
 #include "access/relation.h"
 #include "access/htup_details.h"
-#include "access/stratnum.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "commands/trigger.h"
@@ -42,15 +40,14 @@
 #include "catalog/pg_authid.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
-#include "utils/snapmgr.h"
 
 #include "durability/durable_commit.h"
 #include "marks/mark_cache.h"
 #include "marks/scope_lock.h"
 #include "security/scope_acl.h"
+#include "security/scope_binding.h"
 #include "state/direct_row.h"
 #include "state/extension_state.h"
 
@@ -312,7 +309,8 @@ stale(ScopeHold *entry)
 }
 
 bool
-scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold)
+scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
+				 Relation bound_by)
 {
 	ScopeHold *entry = held_scope_entry(scope);
 
@@ -326,7 +324,16 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold)
 
 	if (entry->mode == NoLock)
 	{
-		LockAcquireResult res = lock_entry(entry, ShareLock);
+		LockAcquireResult res;
+
+		/*
+		 * A scope column names only scopes its table's owner may write to:
+		 * checked before the lock, once per scope and transaction (a scope
+		 * this transaction already holds was admitted before).
+		 */
+		if (bound_by != NULL)
+			scope_binding_require(bound_by, scope);
+		res = lock_entry(entry, ShareLock);
 
 		entry->mode = ShareLock;
 		entry->fresh = (res == LOCKACQUIRE_OK && !entry->coarse);
@@ -442,11 +449,11 @@ scope_mark_abandon(ScopeHold *entry)
 }
 
 bool
-scope_mark_admit(const char *scope, int64 token, int64 *mark)
+scope_mark_admit(const char *scope, int64 token, int64 *mark, Relation bound_by)
 {
 	ScopeHold  *hold;
 
-	if (!scope_mark_check(scope, token, mark, &hold))
+	if (!scope_mark_check(scope, token, mark, &hold, bound_by))
 		return false;
 	scope_mark_confirm(hold, token);
 	return true;
@@ -573,7 +580,7 @@ takeover(PG_FUNCTION_ARGS)
 
 	/* scope security (issue 7): write, also when nothing is raised */
 	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
-	if (!scope_mark_check(scope, token, &mark, &hold))
+	if (!scope_mark_check(scope, token, &mark, &hold, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCING_STALE_TOKEN),
 				 errmsg("stale fencing token for scope \"%s\"", scope),

@@ -12,6 +12,7 @@
 
 /* fencing_require_durable_commit(), which every raise calls */
 #include "access/htup.h"
+#include "utils/relcache.h"
 
 #include "durability/durable_commit.h"
 
@@ -37,15 +38,18 @@ extern void scope_mark_init(void);
  *
  * A hold stays valid until the transaction ends.
  *
- * scope_mark_admit() is check and confirm together.
+ * scope_mark_admit() is check and confirm together.  bound_by: the table of a
+ * scope column, whose owner must hold the write privilege on a scope before
+ * this transaction first locks it (security/scope_binding.c); NULL else.
  */
 typedef struct ScopeHold ScopeHold;	/* the transaction's hold on a scope */
 
 extern bool scope_mark_check(const char *scope, int64 token, int64 *mark,
-							 ScopeHold **hold);
+							 ScopeHold **hold, Relation bound_by);
 extern void scope_mark_confirm(ScopeHold *hold, int64 token);
 extern void scope_mark_abandon(ScopeHold *hold);
-extern bool scope_mark_admit(const char *scope, int64 token, int64 *mark);
+extern bool scope_mark_admit(const char *scope, int64 token, int64 *mark,
+							 Relation bound_by);
 
 /*
  * INSERT ... ON CONFLICT fires BEFORE INSERT for rows it may not write:

@@ -29,9 +29,7 @@
 #include "checks/input_checks.h"
 #include "security/scope_acl.h"
 
-#include "access/genam.h"
 #include "access/htup_details.h"
-#include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
@@ -41,10 +39,8 @@
 #include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/snapmgr.h"
 
 #include "state/direct_row.h"
 #include "telemetry/fence_stats.h"
@@ -298,7 +294,11 @@ scope_acl_require_known(const char *scope, ScopePrivilege priv, Oid roleid,
 		/* a concurrent creator may win: then its privileges decide, below */
 		(void) scope_acl_create(scope, roleid, missing == SCOPE_MISSING_CREATE_ISSUED);
 		if (!scope_info_read(scope, info))
-			elog(ERROR, "fencing scope \"%s\" vanished after its creation", scope);
+		{
+			Relation	scopes = table_open(fencing_scopes_relid(), AccessShareLock);
+
+			direct_row_report_deleted(scopes, scope);
+		}
 	}
 	if (!scope_acl_has(scope, info, priv, roleid))
 		deny(scope, priv, roleid);

@@ -13,7 +13,8 @@
  * transaction: the scope's next takeover would wait for it, and the
  * rejection of a stale token would tell it the scope's mark.
  *
- * Checked on every row that names a scope (before the scope is locked), so
+ * Checked when a transaction first locks a scope for a row of such a table
+ * (marks/scope_mark.c: a scope it already holds was admitted before), and
  * the answers are cached per backend, keyed like the mark cache
  * (mark_cache_inval_id) and forgotten by the same messages: a change of the
  * scope's row (its owner), a grant or revoke (the trigger

@@ -121,8 +121,9 @@ direct_row_insert(Relation rel, HeapTuple tup)
 	insert_index_entries(rel, tup);
 }
 
-bool
-direct_row_update(Relation rel, HeapTuple oldtup, HeapTuple newtup)
+/* Replace oldtup by newtup; false when a concurrent transaction changed it first. */
+static bool
+update_row(Relation rel, HeapTuple oldtup, HeapTuple newtup)
 {
 	TM_Result	result;
 	TM_FailureData tmfd;
@@ -146,4 +147,34 @@ direct_row_update(Relation rel, HeapTuple oldtup, HeapTuple newtup)
 	if (!HeapTupleIsHeapOnly(newtup))
 		insert_index_entries(rel, newtup);
 	return true;
+}
+
+void
+direct_row_report_deleted(Relation rel, const char *key)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not serialize access due to concurrent delete"),
+			 errdetail("The row of fencing scope \"%s\" in \"%s\" was deleted by another transaction.",
+					   key, RelationGetRelationName(rel)),
+			 errhint("Retry the call.")));
+}
+
+void
+direct_row_change(Relation rel, Oid indexoid, const char *key, HeapTuple row,
+				  int ncols, int *cols, Datum *values, bool *nulls)
+{
+	for (;;)
+	{
+		/* the row as the caller read it; read again if someone changed it */
+		if (row == NULL)
+			row = direct_row_fetch(rel, indexoid, key);
+		if (row == NULL)
+			direct_row_report_deleted(rel, key);
+		if (update_row(rel, row,
+					   heap_modify_tuple_by_cols(row, RelationGetDescr(rel),
+												 ncols, cols, values, nulls)))
+			return;
+		row = NULL;
+	}
 }

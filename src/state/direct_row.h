@@ -33,10 +33,15 @@ extern void direct_row_check_serializable(Relation rel, Oid indexoid, const char
 extern void direct_row_insert(Relation rel, HeapTuple tup);
 
 /*
- * Replace the row oldtup (from direct_row_fetch) by newtup.  False when a
- * concurrent transaction updated or deleted it first and committed: fetch it
- * again and redo the change.
+ * Set columns cols (attribute numbers) of the row of key to values/nulls:
+ * row is the row as the caller read it (or NULL: read it here).  When a
+ * concurrent transaction updated the row first and committed, the row is
+ * read again and the same columns set; when it deleted it, 40001.
  */
-extern bool direct_row_update(Relation rel, HeapTuple oldtup, HeapTuple newtup);
+extern void direct_row_change(Relation rel, Oid indexoid, const char *key, HeapTuple row,
+							  int ncols, int *cols, Datum *values, bool *nulls);
+
+/* The row of fencing scope key was deleted under the caller: 40001. */
+extern void direct_row_report_deleted(Relation rel, const char *key) pg_attribute_noreturn();
 
 #endif							/* DIRECT_ROW_H */

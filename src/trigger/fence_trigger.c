@@ -44,7 +44,6 @@
 #include "checks/input_checks.h"
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
-#include "security/scope_binding.h"
 #include "state/extension_state.h"
 #include "telemetry/fence_stats.h"
 #include "tokens/declared_token.h"
@@ -302,12 +301,10 @@ check_scope(Relation rel, const FenceConfig *cfg, const char *scope,
 	int64		mark;
 
 	*hold = NULL;
-	if (scope == NULL)
-		return true;
 	/* a scope column may name only scopes the table's owner may write to */
-	if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
-		scope_binding_require(rel, scope);
-	if (scope_mark_check(scope, token, &mark, hold))
+	if (scope == NULL ||
+		scope_mark_check(scope, token, &mark, hold,
+						 cfg->scope_kind == FENCE_SCOPE_COLUMN ? rel : NULL))
 		return true;
 	return reject_stale(rel, cfg, scope, token, mark, false);
 }
@@ -529,7 +526,7 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 	if (cfg->scope_kind == FENCE_SCOPE_CONSTANT)
 	{
 		token = incoming_token(rel, cfg, cfg->scope_name, NULL, NULL, false);
-		if (!scope_mark_admit(cfg->scope_name, token, &mark))
+		if (!scope_mark_admit(cfg->scope_name, token, &mark, NULL))
 			(void) reject_stale(rel, &strict, cfg->scope_name, token, mark, false);
 		return;
 	}
@@ -576,9 +573,8 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 		{
 			char	   *scope = scope_text(cfg, d);
 
-			scope_binding_require(rel, scope);
 			token = incoming_token(rel, cfg, scope, NULL, NULL, false);
-			if (!scope_mark_admit(scope, token, &mark))
+			if (!scope_mark_admit(scope, token, &mark, rel))
 				(void) reject_stale(rel, &strict, scope, token, mark, false);
 		}
 		else if (token < DatumGetInt64(d))

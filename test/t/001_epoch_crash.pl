@@ -11,6 +11,7 @@
 #   - the issuing session runs with synchronous_commit = off;
 #   - the WAL writer is frozen, so only a flush forced by the extension
 #     makes anything durable.
+# The same for the terms acquire_lease() grants, with their leases (1.3).
 # Controls show that the trap is real (a bare nextval() is handed out again)
 # and that the crash window loses an ordinary async commit.
 use strict;
@@ -153,6 +154,54 @@ for my $holder ('fence', 'nextval', 'none')
 		"$last_r1,$last_r2",
 		"round $round ($holder): the marks are the last epochs issued");
 	check_after_restart("round $round ($holder)", 'r1');
+}
+
+# --- Lease grants: since 1.3 acquire_lease() writes the lease, the term and
+# the mark itself (no SPI).  With synchronous_commit = off and the WAL
+# writer frozen, every term it granted survives an immediate stop, recorded
+# with its lease, and is never granted again.
+{
+	my $ww = freeze_walwriter($node);
+	my $t2 = $node->background_psql('postgres');
+	$t2->query_safe('SET synchronous_commit = off');
+	my %last;
+	my $refused = 0;
+	for my $i (1 .. 20)
+	{
+		my $scope = 'lease' . ($i % 2);
+		# the 1 ms lease of the call before on this scope has expired
+		$t2->query_safe('SELECT pg_sleep(0.002)');
+		my $g = $t2->query_safe(
+			"SELECT granted || ' ' || term FROM fencing.acquire_lease('$scope', 'h$i', '1 millisecond')");
+		my ($granted, $term) = split / /, $g;
+		$refused++ if $granted ne 'true';
+		push @dups, $term if $seen{$term};
+		$seen{$term} = 1;
+		$max_seen = $term if $term > $max_seen;
+		$last{$scope} = "h$i:$term";
+	}
+	is($refused, 0, 'lease grants: every acquire was granted (a new term each)');
+	$t2->query_safe('INSERT INTO plain VALUES (100)');
+	$t2->quit;
+
+	crash_immediate($node, $ww);
+
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM plain WHERE round = 100'),
+		'0', 'lease grants: control: the crash lost an async commit');
+	is( $node->safe_psql('postgres',
+			"SELECT string_agg(holder || ':' || term, ',' ORDER BY scope) FROM fencing.leases WHERE scope IN ('lease0', 'lease1')"
+		),
+		"$last{lease0},$last{lease1}",
+		'lease grants: each lease has the holder and term of its last grant');
+	is( $node->safe_psql('postgres',
+			"SELECT string_agg(mark::text, ',' ORDER BY scope) FROM fencing.scopes WHERE scope IN ('lease0', 'lease1')"
+		),
+		join(',', map { (split /:/, $last{$_})[1] } 'lease0', 'lease1'),
+		'lease grants: each scope\'s mark is its last granted term');
+	check_after_restart('lease grants', 'lease1');
+	my $next = $node->safe_psql('postgres',
+		"SELECT term FROM fencing.acquire_lease('lease0', 'after-crash', '1 minute')");
+	cmp_ok($next, '>', $max_seen, 'lease grants: the first grant after the restart is above every term before');
 }
 
 $node->stop;
