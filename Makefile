@@ -41,6 +41,9 @@ PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter $(if $(FENCING_WERROR),-Werror)
 REGRESS = $(basename $(notdir $(sort $(wildcard $(srcdir)/sql/*.sql))))
 ISOLATION = $(basename $(notdir $(sort $(wildcard $(srcdir)/test/specs/*.spec))))
 ISOLATION_OPTS = --inputdir=$(srcdir)/test
+# The expected files hold UTF-8 (scope names with accents): the test
+# databases are UTF-8 too, whatever the locale of the machine running them.
+override REGRESS_OPTS += --encoding=UTF8
 TAP_TESTS = 1
 # prove runs in $(srcdir), so this path stays relative
 PROVE_TESTS = test/t/*.pl
