@@ -15,6 +15,7 @@ OBJS = src/fencing.o \
        src/clock/term_band.o \
        src/durability/durable_commit.o \
        src/marks/scope_mark.o \
+       src/marks/failover_fence.o \
        src/marks/mark_cache.o \
        src/marks/scope_lock.o \
        src/security/bypass.o \

@@ -487,6 +487,26 @@ scope_mark_remember(const char *scope, int64 mark)
 	entry->mark = mark;
 }
 
+/* Set a mark this transaction holds exclusively: reset_mark(), failover_fence.c */
+void
+scope_mark_store(const char *scope, int64 mark)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"UPDATE fencing.scopes AS s "
+		"SET mark = $2, mark_raised_at = pg_catalog.now() "
+		"WHERE s.scope OPERATOR(pg_catalog.=) $1";
+	Oid			argtypes[2] = {TEXTOID, INT8OID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(scope);
+	values[1] = Int64GetDatum(mark);
+	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
+
+	scope_mark_remember(scope, mark);
+	fencing_require_durable_commit();
+}
+
 /*
  * fencing.reset_mark(scope, mark): the one way to lower a mark, for the
  * scope's owner (or a superuser); checked before the lock, so others cannot
@@ -498,14 +518,7 @@ PG_FUNCTION_INFO_V1(reset_mark);
 Datum
 reset_mark(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr plan = NULL;
-	static const char *sql =
-		"UPDATE fencing.scopes AS s "
-		"SET mark = $2, mark_raised_at = pg_catalog.now() "
-		"WHERE s.scope OPERATOR(pg_catalog.=) $1";
 	ScopeInfo	info;
-	Oid			argtypes[2] = {TEXTOID, INT8OID};
-	Datum		values[2];
 	char	   *scope;
 	int64		new_mark;
 	int64		old_mark;
@@ -527,13 +540,7 @@ reset_mark(PG_FUNCTION_ARGS)
 	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
 	old_mark = scope_mark_lock_exclusive(scope, NULL);
 	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_CREATE_EXTERNAL, &info);
-
-	values[0] = CStringGetTextDatum(scope);
-	values[1] = Int64GetDatum(new_mark);
-	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
-
-	scope_mark_remember(scope, new_mark);
-	fencing_require_durable_commit();
+	scope_mark_store(scope, new_mark);
 
 	if (old_mark != SCOPE_MARK_NONE && new_mark < old_mark)
 		ereport(NOTICE,

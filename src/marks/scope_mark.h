@@ -75,4 +75,10 @@ extern bool scope_mark_raise_deferred(const char *scope, int64 token);
 extern int64 scope_mark_lock_exclusive(const char *scope, HeapTuple *row);
 extern void scope_mark_remember(const char *scope, int64 mark);
 
+/*
+ * Set the mark of a scope this transaction holds exclusively (any value: the
+ * caller decided), remember it, and make the commit durable.
+ */
+extern void scope_mark_store(const char *scope, int64 mark);
+
 #endif							/* SCOPE_MARK_H */

@@ -1,4 +1,4 @@
--- fencing--1.2--1.3.sql: lease calls in C.
+-- fencing--1.2--1.3.sql: lease calls in C; fence_older_timelines().
 -- Every name used below is schema-qualified; nothing depends on search_path.
 
 \echo Use "ALTER EXTENSION fencing UPDATE TO '1.3'" to load this file. \quit
@@ -57,7 +57,8 @@ ALTER TABLE fencing.scope_grants ENABLE ALWAYS TRIGGER forget_all_cached_grants;
 
 -- The health view also finds scopes owned by, and grants to, roles that were
 -- dropped (scope owners and grantees are role OIDs: Postgres records no
--- dependency on them).  CREATE OR REPLACE keeps its privileges.
+-- dependency on them), and 'issued' scopes not fenced since a promotion.
+-- CREATE OR REPLACE keeps its privileges.
 CREATE OR REPLACE VIEW fencing.health AS
 WITH settings AS (
     SELECT pg_catalog.current_setting('fsync') AS fsync,
@@ -145,6 +146,13 @@ FROM (
      WHERE g.grantee OPERATOR(pg_catalog.<>) 0
        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) g.grantee)
     UNION ALL
+    SELECT 'warning', 'scope not fenced since the promotion', s.scope,
+           pg_catalog.format('scope %s has mark %s, below the floor %s of this server''s timeline %s: if the failover lost commits, a writer the old primary had fenced by a lost term is admitted until the scope''s next term',
+                             s.scope, s.mark, c.term_floor, c.timeline),
+           'Fence every term of the earlier timelines, as a superuser: SELECT fencing.fence_older_timelines(); (or take a new term in the scope).'
+      FROM fencing.scopes s, fencing.clock_timeline() c
+     WHERE s.tokens OPERATOR(pg_catalog.=) 'issued' AND s.mark OPERATOR(pg_catalog.<) c.term_floor
+    UNION ALL
     SELECT CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904 THEN 'critical' ELSE 'warning' END,
            'mark far above the clock', s.scope,
            CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904
@@ -154,12 +162,24 @@ FROM (
            END,
            pg_catalog.format('If no writer holds a token that high, its owner repairs it: SELECT fencing.reset_mark(%L, %s);',
                              s.scope, COALESCE(s.epoch, 0))
-      FROM fencing.scopes s
+      FROM fencing.scopes s, fencing.clock_timeline() c
      WHERE s.mark OPERATOR(pg_catalog.>=) 4611686018427387904
         OR (s.tokens OPERATOR(pg_catalog.=) 'issued'
             AND s.mark OPERATOR(pg_catalog.>) 1000000
-            AND s.mark OPERATOR(pg_catalog.>) (1000 OPERATOR(pg_catalog.*) GREATEST(s.epoch, 1)))
+            AND s.mark OPERATOR(pg_catalog.>) (1000 OPERATOR(pg_catalog.*) GREATEST(s.epoch, c.term_floor, 1)))
 ) f
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
-'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, unfenced inheritance children, leases held by fenced holders, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
+
+-- After a failover that lost commits (src/marks/failover_fence.c): lift the
+-- marks of 'issued' scopes to the floor of the server's timeline, so every
+-- term of the timelines before it is fenced before any new term is taken.
+-- For the failover manager's promotion hook; a superuser's by default.
+CREATE FUNCTION fencing.fence_older_timelines(max_scopes integer DEFAULT 1000)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_older_timelines'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fencing.fence_older_timelines(integer) FROM PUBLIC;
+COMMENT ON FUNCTION fencing.fence_older_timelines(integer) IS
+'After a promotion: raises the mark of every ''issued'' scope below the floor of this server''s timeline (fencing.clock_timeline().term_floor) to that floor, so that a writer holding a term of an earlier timeline is rejected before the new leader takes its term. Each scope as its owner''s raise: waits for its in-flight writers, commits durably. At most max_scopes per call (call again until it returns 0); returns how many marks it raised. ''external'' scopes are left to takeover().';

@@ -161,6 +161,18 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.takeover(text, bigint) IS
 'Raises a scope''s mark to the token of its new holder at once (an etcd lock key''s mod_revision, a ZooKeeper czxid, a Consul LockIndex, a Kubernetes leaseTransitions), so the previous holder is fenced before the new one writes. Waits for in-flight writers of the scope, commits durably, needs the write privilege; a token below the mark fails with ZF001. Returns the previous mark.';
 
+-- After a failover that lost commits (src/marks/failover_fence.c): lift the
+-- marks of 'issued' scopes to the floor of the server's timeline, so every
+-- term of the timelines before it is fenced before any new term is taken.
+-- For the failover manager's promotion hook; a superuser's by default.
+CREATE FUNCTION fencing.fence_older_timelines(max_scopes integer DEFAULT 1000)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_older_timelines'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fencing.fence_older_timelines(integer) FROM PUBLIC;
+COMMENT ON FUNCTION fencing.fence_older_timelines(integer) IS
+'After a promotion: raises the mark of every ''issued'' scope below the floor of this server''s timeline (fencing.clock_timeline().term_floor) to that floor, so that a writer holding a term of an earlier timeline is rejected before the new leader takes its term. Each scope as its owner''s raise: waits for its in-flight writers, commits durably. At most max_scopes per call (call again until it returns 0); returns how many marks it raised. ''external'' scopes are left to takeover().';
+
 -- Leases agree with the fence: a lease whose term is below the scope's mark
 -- (a higher term was issued, or a higher token written) is not live.
 CREATE FUNCTION fencing.committed_mark(scope text)
@@ -759,8 +771,8 @@ GRANT SELECT ON fencing.scope_stats, fencing.table_stats, fencing.last_rejection
 -- Unsafe settings, replicas without a synchronous standby, a missing
 -- synchronous standby, protected tables whose fence does not work
 -- (protected_tables, 40_trigger.sql), unfenced inheritance children, leases
--- held by fenced holders, marks far above the clock, scopes owned by (and
--- grants to) dropped roles.  For a DBA to run and
+-- held by fenced holders, scopes not fenced since a promotion, marks far
+-- above the clock, scopes owned by (and grants to) dropped roles.  For a DBA to run and
 -- alert on; readable by pg_monitor.
 
 CREATE VIEW fencing.health AS
@@ -850,6 +862,13 @@ FROM (
      WHERE g.grantee OPERATOR(pg_catalog.<>) 0
        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) g.grantee)
     UNION ALL
+    SELECT 'warning', 'scope not fenced since the promotion', s.scope,
+           pg_catalog.format('scope %s has mark %s, below the floor %s of this server''s timeline %s: if the failover lost commits, a writer the old primary had fenced by a lost term is admitted until the scope''s next term',
+                             s.scope, s.mark, c.term_floor, c.timeline),
+           'Fence every term of the earlier timelines, as a superuser: SELECT fencing.fence_older_timelines(); (or take a new term in the scope).'
+      FROM fencing.scopes s, fencing.clock_timeline() c
+     WHERE s.tokens OPERATOR(pg_catalog.=) 'issued' AND s.mark OPERATOR(pg_catalog.<) c.term_floor
+    UNION ALL
     SELECT CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904 THEN 'critical' ELSE 'warning' END,
            'mark far above the clock', s.scope,
            CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904
@@ -859,15 +878,15 @@ FROM (
            END,
            pg_catalog.format('If no writer holds a token that high, its owner repairs it: SELECT fencing.reset_mark(%L, %s);',
                              s.scope, COALESCE(s.epoch, 0))
-      FROM fencing.scopes s
+      FROM fencing.scopes s, fencing.clock_timeline() c
      WHERE s.mark OPERATOR(pg_catalog.>=) 4611686018427387904
         OR (s.tokens OPERATOR(pg_catalog.=) 'issued'
             AND s.mark OPERATOR(pg_catalog.>) 1000000
-            AND s.mark OPERATOR(pg_catalog.>) (1000 OPERATOR(pg_catalog.*) GREATEST(s.epoch, 1)))
+            AND s.mark OPERATOR(pg_catalog.>) (1000 OPERATOR(pg_catalog.*) GREATEST(s.epoch, c.term_floor, 1)))
 ) f
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
-'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, unfenced inheritance children, leases held by fenced holders, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
 REVOKE ALL ON fencing.health FROM PUBLIC;
 GRANT SELECT ON fencing.health TO pg_monitor;
 

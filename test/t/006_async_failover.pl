@@ -12,6 +12,10 @@
 #     primary's latest leader, and a writer it had fenced, are rejected
 #     (ZF001) on the new primary after the new leader's term, in the term
 #     scope and in a lease's scope.
+#   - before any new term, a writer fenced by a lost term is admitted again
+#     (a control); fence_older_timelines() lifts every 'issued' scope to the
+#     floor of the new timeline (bounded per call), after which it is
+#     rejected, and fencing.health lists the scopes until then.
 use strict;
 use warnings;
 
@@ -109,6 +113,28 @@ cmp_ok(q2('SELECT last_value FROM fencing.epoch_seq'), '<', $old_seq,
 	'control: the sequence went back');
 is(q2('SELECT timeline FROM fencing.clock_timeline()'), '2',
 	'the new primary is on timeline 2');
+
+# --- Before any new term: the window fence_older_timelines() closes.  The
+# leader of the surviving mark had been fenced on the old primary by the lost
+# terms; on the new primary it is admitted (a control) until the marks of the
+# 'issued' scopes are lifted to the floor of timeline 2.
+q2("INSERT INTO jobs VALUES (20, $replicated_mark, 'fenced on the old primary, admitted here')");
+pass("control: before the lift, the leader of the surviving mark ($replicated_mark) is admitted");
+is(q2(q{SELECT string_agg(object, ',' ORDER BY object) FROM fencing.health
+		WHERE "check" = 'scope not fenced since the promotion'}),
+	'jobs,leased,other', 'health lists the issued scopes not fenced since the promotion');
+my $floor = q2('SELECT term_floor FROM fencing.clock_timeline()');
+is(q2('SELECT fencing.fence_older_timelines(2)'), '2', 'fence_older_timelines(2) lifts two marks');
+is(q2('SELECT fencing.fence_older_timelines()'), '1', 'the next call lifts the last one');
+is(q2('SELECT fencing.fence_older_timelines()'), '0', 'and then none');
+is(q2("SELECT count(*) FROM fencing.scopes WHERE tokens = 'issued' AND mark <> $floor"), '0',
+	"every issued scope's mark is the floor of timeline 2 ($floor)");
+is(sqlstate_error($new, 'postgres', "INSERT INTO jobs VALUES (21, $replicated_mark, 'zombie')"),
+	'ZF001', "after the lift the leader of the surviving mark ($replicated_mark) is rejected");
+is(sqlstate_error($new, 'postgres', "INSERT INTO leased VALUES (5, $replicated, 'worker-a zombie')"),
+	'ZF001', "so is the lease holder of the surviving lease (term $replicated)");
+is(q2(q{SELECT count(*) FROM fencing.health WHERE "check" = 'scope not fenced since the promotion'}),
+	'0', 'health: nothing left to fence');
 
 # --- The new leaders take over on the new primary.
 my $new_leader = take_on($new, 'jobs', 'new-leader');

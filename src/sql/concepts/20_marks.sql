@@ -49,6 +49,18 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.takeover(text, bigint) IS
 'Raises a scope''s mark to the token of its new holder at once (an etcd lock key''s mod_revision, a ZooKeeper czxid, a Consul LockIndex, a Kubernetes leaseTransitions), so the previous holder is fenced before the new one writes. Waits for in-flight writers of the scope, commits durably, needs the write privilege; a token below the mark fails with ZF001. Returns the previous mark.';
 
+-- After a failover that lost commits (src/marks/failover_fence.c): lift the
+-- marks of 'issued' scopes to the floor of the server's timeline, so every
+-- term of the timelines before it is fenced before any new term is taken.
+-- For the failover manager's promotion hook; a superuser's by default.
+CREATE FUNCTION fencing.fence_older_timelines(max_scopes integer DEFAULT 1000)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_older_timelines'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fencing.fence_older_timelines(integer) FROM PUBLIC;
+COMMENT ON FUNCTION fencing.fence_older_timelines(integer) IS
+'After a promotion: raises the mark of every ''issued'' scope below the floor of this server''s timeline (fencing.clock_timeline().term_floor) to that floor, so that a writer holding a term of an earlier timeline is rejected before the new leader takes its term. Each scope as its owner''s raise: waits for its in-flight writers, commits durably. At most max_scopes per call (call again until it returns 0); returns how many marks it raised. ''external'' scopes are left to takeover().';
+
 -- Leases agree with the fence: a lease whose term is below the scope's mark
 -- (a higher term was issued, or a higher token written) is not live.
 CREATE FUNCTION fencing.committed_mark(scope text)
