@@ -89,14 +89,38 @@ mark_cache_inval_id(const char *scope)
 	return (Oid) (FirstNormalObjectId + h % ((uint32) PG_UINT32_MAX - FirstNormalObjectId));
 }
 
+void
+scope_table_drop(HTAB **table)
+{
+	if (*table != NULL)
+	{
+		hash_destroy(*table);
+		*table = NULL;
+	}
+}
+
+void *
+scope_table_enter(HTAB **table, const char *name, Size entrysize,
+				  MemoryContext cxt, long max, Oid key)
+{
+	if (*table != NULL && hash_get_num_entries(*table) >= max)
+		scope_table_drop(table);
+	if (*table == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = entrysize;
+		ctl.hcxt = cxt;
+		*table = hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	return hash_search(*table, &key, HASH_ENTER, NULL);
+}
+
 static void
 drop_marks(void)
 {
-	if (marks != NULL)
-	{
-		hash_destroy(marks);
-		marks = NULL;
-	}
+	scope_table_drop(&marks);
 }
 
 static void
@@ -178,19 +202,8 @@ mark_cache_put(Oid id, const char *scope, int64 mark, uint64 read_start)
 	/* a message for this scope arrived while it was read: not cached */
 	if (inval_counter != read_start)
 		return;
-	if (marks != NULL && hash_get_num_entries(marks) >= MARK_CACHE_MAX)
-		drop_marks();
-	if (marks == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(CachedMark);
-		ctl.hcxt = CacheMemoryContext;
-		marks = hash_create("fencing cached marks", 64, &ctl,
-							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	entry = hash_search(marks, &id, HASH_ENTER, NULL);
+	entry = scope_table_enter(&marks, "fencing cached marks", sizeof(CachedMark),
+							  CacheMemoryContext, MARK_CACHE_MAX, id);
 	strlcpy(entry->scope, scope, sizeof(entry->scope));
 	entry->mark = mark;
 }

@@ -11,6 +11,8 @@
 
 #include "fencing.h"
 
+#include "utils/hsearch.h"
+
 extern void mark_cache_init(void);
 
 /*
@@ -28,6 +30,16 @@ extern void mark_cache_forget(const char *scope);
 
 /* The pseudo-OID whose relcache invalidation stands for the scope. */
 extern Oid	mark_cache_inval_id(const char *scope);
+
+/*
+ * Backend-local tables keyed by a scope's pseudo-OID (this cache, and the
+ * scope bindings of security/scope_binding.c): the entry for key, the table
+ * created in cxt on first use and emptied rather than grown past max
+ * entries; and dropping a table (any message that may concern all of it).
+ */
+extern void *scope_table_enter(HTAB **table, const char *name, Size entrysize,
+							   MemoryContext cxt, long max, Oid key);
+extern void scope_table_drop(HTAB **table);
 
 /* A scope's row is being written: every backend forgets it at commit. */
 extern void mark_cache_invalidate_scope(const char *scope);

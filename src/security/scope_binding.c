@@ -59,11 +59,7 @@ static uint64 binding_inval_counter = 0;
 static void
 drop_bindings(void)
 {
-	if (bindings != NULL)
-	{
-		hash_destroy(bindings);
-		bindings = NULL;
-	}
+	scope_table_drop(&bindings);
 }
 
 static void
@@ -112,19 +108,8 @@ binds(const char *scope, Oid inval_id, Oid owner)
 
 	if (counter != binding_inval_counter)
 		return allowed;
-	if (bindings != NULL && hash_get_num_entries(bindings) >= BINDINGS_MAX)
-		drop_bindings();
-	if (bindings == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(Binding);
-		ctl.hcxt = TopMemoryContext;
-		bindings = hash_create("fencing scope bindings", 64, &ctl,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	entry = hash_search(bindings, &inval_id, HASH_ENTER, NULL);
+	entry = scope_table_enter(&bindings, "fencing scope bindings", sizeof(Binding),
+							  TopMemoryContext, BINDINGS_MAX, inval_id);
 	strlcpy(entry->scope, scope, sizeof(entry->scope));
 	entry->owner = owner;
 	entry->allowed = allowed;
