@@ -235,7 +235,7 @@ SELECT p.oid::regprocedure AS internal_function,
   FROM pg_proc p
  WHERE p.pronamespace = 'fencing'::regnamespace
    AND p.proname IN ('protect_new_partitions', 'forget_cached_marks',
-                     'fence_new_partitions', 'create_scope')
+                     'fence_new_partitions', 'create_scope', 'fence_older_timelines')
  ORDER BY 1::text;
 -- the superuser holds such a lock only when it asks to
 BEGIN;

@@ -191,6 +191,28 @@ plan_writes(PlannedStmt *stmt, Oid relid)
 }
 
 /*
+ * Whether the loading statement's plan writes relid: asked for each row it
+ * writes, answered once per table (the partition ancestors are a catalog
+ * scan).  Only that one statement runs without a frame and with a plan, so
+ * the answer is never asked for another.
+ */
+static bool
+loading_plan_writes(PlannedStmt *stmt, Oid relid)
+{
+	static PlannedStmt *asked_stmt = NULL;
+	static Oid	asked_relid = InvalidOid;
+	static bool answer;
+
+	if (stmt != asked_stmt || relid != asked_relid)
+	{
+		answer = plan_writes(stmt, relid);
+		asked_stmt = stmt;
+		asked_relid = relid;
+	}
+	return answer;
+}
+
+/*
  * The plan of the statement that fired the trigger on relid.  *known is
  * false when it cannot be told (see the head of this file).  A write that
  * runs no plan (COPY; outside any portal) is known, with no plan.
@@ -211,7 +233,7 @@ running_plan(Oid relid, bool *known)
 	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);
 	if (stmt->commandType == CMD_UTILITY)
 		return NULL;
-	if (plan_writes(stmt, relid))
+	if (loading_plan_writes(stmt, relid))
 		return stmt;
 	*known = false;
 	return NULL;

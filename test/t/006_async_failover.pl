@@ -14,7 +14,8 @@
 #     scope and in a lease's scope.
 #   - before any new term, a writer fenced by a lost term is admitted again
 #     (a control); fence_older_timelines() lifts every 'issued' scope to the
-#     floor of the new timeline (bounded per call), after which it is
+#     floor of the new timeline (bounded per call; it waits for a writer in
+#     flight at the old mark, whose committed write stays), after which it is
 #     rejected, and fencing.health lists the scopes until then.
 use strict;
 use warnings;
@@ -124,7 +125,23 @@ is(q2(q{SELECT string_agg(object, ',' ORDER BY object) FROM fencing.health
 		WHERE "check" = 'scope not fenced since the promotion'}),
 	'jobs,leased,other', 'health lists the issued scopes not fenced since the promotion');
 my $floor = q2('SELECT term_floor FROM fencing.clock_timeline()');
-is(q2('SELECT fencing.fence_older_timelines(2)'), '2', 'fence_older_timelines(2) lifts two marks');
+# A writer in flight at the surviving mark: the lift waits for it (its scope
+# lock), and the write it committed before the lift stays (I3).
+my $w = $new->background_psql('postgres');
+$w->query_safe('BEGIN');
+$w->query_safe("INSERT INTO jobs VALUES (22, $replicated_mark, 'in flight during the lift')");
+my $f = $new->background_psql('postgres');
+$f->query_until(qr/lifting/, "\\echo lifting\nSELECT fencing.fence_older_timelines(2);\n");
+ok($new->poll_query_until('postgres',
+		q{SELECT count(*) = 1 FROM pg_locks WHERE NOT granted AND locktype = 'advisory'}),
+	'fence_older_timelines() waits for the writer in flight at the surviving mark');
+$w->query_safe('COMMIT');
+$w->quit;
+like($f->query_until(qr/lifted/, "\\echo lifted\n"), qr/^2$/m,
+	'then fence_older_timelines(2) lifts two marks');
+$f->quit;
+is(q2('SELECT tok FROM jobs WHERE id = 22'), $replicated_mark,
+	'the write committed before the lift stays');
 is(q2('SELECT fencing.fence_older_timelines()'), '1', 'the next call lifts the last one');
 is(q2('SELECT fencing.fence_older_timelines()'), '0', 'and then none');
 is(q2("SELECT count(*) FROM fencing.scopes WHERE tokens = 'issued' AND mark <> $floor"), '0',
