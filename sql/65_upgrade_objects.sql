@@ -5,7 +5,7 @@
 -- name), policies, triggers, event triggers, sequences, comments, owners,
 -- ACLs, the initial privileges pg_dump compares ACLs with (pg_init_privs),
 -- persistence, and the tables pg_dump keeps.  A fresh install runs
--- fencing--1.3.sql, built from src/sql/concepts/; an upgraded one runs
+-- fencing--1.4.sql, built from src/sql/concepts/; an upgraded one runs
 -- fencing--1.0.sql and every upgrade script after it: two separate sources
 -- of truth.
 \set SHOW_CONTEXT never
@@ -15,6 +15,7 @@ CREATE DATABASE fencing_fresh;
 CREATE DATABASE fencing_from_1_0;
 CREATE DATABASE fencing_from_1_1;
 CREATE DATABASE fencing_from_1_2;
+CREATE DATABASE fencing_from_1_3;
 RESET client_min_messages;
 
 -- one line per property of every object of the extension
@@ -62,8 +63,18 @@ SELECT extversion FROM pg_extension WHERE extname = 'fencing';
 :listing \gset upgraded_
 :compare
 
+\c fencing_from_1_3
+SET client_min_messages = warning;
+CREATE EXTENSION fencing VERSION '1.3';
+ALTER EXTENSION fencing UPDATE;
+RESET client_min_messages;
+SELECT extversion FROM pg_extension WHERE extname = 'fencing';
+:listing \gset upgraded_
+:compare
+
 \c :regress_db
 DROP DATABASE fencing_fresh;
 DROP DATABASE fencing_from_1_0;
 DROP DATABASE fencing_from_1_1;
 DROP DATABASE fencing_from_1_2;
+DROP DATABASE fencing_from_1_3;
