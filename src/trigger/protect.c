@@ -40,6 +40,7 @@
 
 #include "checks/input_checks.h"
 #include "security/scope_acl.h"
+#include "state/extension_state.h"
 #include "trigger/fence_config.h"
 
 #define ROW_TRIGGER_NAME		"zz_fence_row"
@@ -82,13 +83,48 @@ qualified_name(Oid relid)
 									  get_rel_name(relid));
 }
 
+/*
+ * CREATE TRIGGER ... EXECUTE FUNCTION fencing.fence_trigger(): PUBLIC may not
+ * execute the fence (a trigger made by hand could bind any table to any
+ * scope), so the statement runs as the extension's owner, after the caller's
+ * right to put a trigger on the table was checked (require_table_owner(),
+ * require_trigger_right()).  As a security-restricted operation, as
+ * Postgres's own maintenance commands run as a table's owner: CREATE TRIGGER
+ * runs no code of the table's (no query, no expression of it: our triggers'
+ * only WHEN condition is fencing.raise_pending()), and the restriction keeps
+ * anything that would run from changing the session's role or leaving
+ * session state behind.
+ */
+static void
+run_ddl_as_owner(const char *sql)
+{
+	FencingUserContext uctx;
+
+	fencing_become_owner(&uctx);
+	run_ddl(sql);
+	fencing_restore_user(&uctx);
+}
+
+/*
+ * The caller may put triggers on a relation below the one it owns (a
+ * partition another role owns): what CREATE TRIGGER as the caller checked.
+ */
+static void
+require_trigger_right(Oid relid)
+{
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(get_rel_relkind(relid)),
+					   get_rel_name(relid));
+}
+
 /* Partitions' row triggers are clones: they go with the parent's. */
 static void
 create_truncate_trigger(Oid relid, const char *arglist)
 {
-	run_ddl(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
-					 "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
-					 TRUNCATE_TRIGGER_NAME, qualified_name(relid), arglist));
+	require_trigger_right(relid);
+	run_ddl_as_owner(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
+							  "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
+							  TRUNCATE_TRIGGER_NAME, qualified_name(relid), arglist));
 }
 
 static char *
@@ -214,7 +250,7 @@ protect(PG_FUNCTION_ARGS)
 	drop_fence_triggers(relid, true);
 	foreach(lc, partitions)
 		drop_fence_triggers(lfirst_oid(lc), false);
-	run_ddl(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
+	run_ddl_as_owner(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
 					 "FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%s)",
 					 ROW_TRIGGER_NAME, qualified_name(relid), arglist));
 	/*
@@ -228,7 +264,7 @@ protect(PG_FUNCTION_ARGS)
 		OidIsValid(LookupFuncName(list_make2(makeString(FENCING_SCHEMA),
 											 makeString("raise_pending")),
 								  0, NULL, true)))
-		run_ddl(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
+		run_ddl_as_owner(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
 						 "WHEN (fencing.raise_pending()) "
 						 "EXECUTE FUNCTION fencing.fence_trigger()",
 						 INSERTED_TRIGGER_NAME, qualified_name(relid)));
