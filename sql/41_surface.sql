@@ -78,6 +78,19 @@ SELECT relation, token_column, scope, enabled FROM fencing.protected_tables
  WHERE relation = 'surface.stranger_rows'::regclass;
 RESET ROLE;
 
+-- protect() puts the fence on every partition as the extension's owner:
+-- only where the caller may put triggers itself
+CREATE TABLE surface.stranger_tree (id int, tok bigint) PARTITION BY RANGE (id);
+ALTER TABLE surface.stranger_tree OWNER TO regress_surface_stranger;
+CREATE TABLE surface.victim_leaf PARTITION OF surface.stranger_tree FOR VALUES FROM (0) TO (10);
+ALTER TABLE surface.victim_leaf OWNER TO regress_surface_victim;
+SET ROLE regress_surface_stranger;
+SELECT fencing.protect('surface.stranger_tree', 'tok');
+RESET ROLE;
+SELECT count(*) AS fence_triggers FROM pg_trigger
+ WHERE tgfoid = 'fencing.fence_trigger()'::regprocedure
+   AND tgrelid IN ('surface.stranger_tree'::regclass, 'surface.victim_leaf'::regclass);
+
 -- a trigger a superuser made by hand, naming a scope the table's owner may
 -- not write to, fails at the write, whoever writes
 SELECT fencing.unprotect('surface.stranger_rows');

@@ -556,7 +556,11 @@ read_truncated_rows(Relation rel, const FenceConfig *cfg, TruncatedRows *rows)
 												 sizeof(TruncatedScope),
 												 CurrentMemoryContext);
 
-	/* a partitioned table has no rows: each partition fires its own trigger */
+	/*
+	 * A partitioned table has no rows: each partition fires its own trigger.
+	 * Nothing else without storage can carry a TRUNCATE trigger (Postgres
+	 * refuses one on a foreign table or a view); fail closed all the same.
+	 */
 	if (!RELKIND_HAS_STORAGE(rel->rd_rel->relkind))
 	{
 		if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)

@@ -14,6 +14,9 @@
  * any lock on it (as core DDL does): otherwise any role could hold a lock on
  * a table it cannot touch, a catalog even.  protect() with a fixed scope
  * also needs the "write" privilege on the scope (security/scope_acl.c).
+ * PUBLIC may not execute the fence function, so the triggers are created
+ * as the extension's owner, once the caller's rights are checked; they are
+ * dropped as the caller.
  *
  *-------------------------------------------------------------------------
  */
@@ -238,6 +241,8 @@ protect(PG_FUNCTION_ARGS)
 	{
 		Relation	part = table_open(lfirst_oid(lc), NoLock);
 
+		/* the row trigger is cloned onto every partition: the caller's right too */
+		require_trigger_right(lfirst_oid(lc));
 		fence_config_resolve(part, nargs, args, &cfg);
 		table_close(part, NoLock);
 	}
@@ -251,8 +256,8 @@ protect(PG_FUNCTION_ARGS)
 	foreach(lc, partitions)
 		drop_fence_triggers(lfirst_oid(lc), false);
 	run_ddl_as_owner(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
-					 "FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%s)",
-					 ROW_TRIGGER_NAME, qualified_name(relid), arglist));
+							  "FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%s)",
+							  ROW_TRIGGER_NAME, qualified_name(relid), arglist));
 	/*
 	 * Raises deferred by INSERT ... ON CONFLICT (see fence_trigger.c).  No
 	 * arguments: it judges by the row trigger's (every UPDATE statement
@@ -265,9 +270,9 @@ protect(PG_FUNCTION_ARGS)
 											 makeString("raise_pending")),
 								  0, NULL, true)))
 		run_ddl_as_owner(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
-						 "WHEN (fencing.raise_pending()) "
-						 "EXECUTE FUNCTION fencing.fence_trigger()",
-						 INSERTED_TRIGGER_NAME, qualified_name(relid)));
+								  "WHEN (fencing.raise_pending()) "
+								  "EXECUTE FUNCTION fencing.fence_trigger()",
+								  INSERTED_TRIGGER_NAME, qualified_name(relid)));
 	create_truncate_trigger(relid, arglist);
 	foreach(lc, partitions)
 		create_truncate_trigger(lfirst_oid(lc), arglist);
