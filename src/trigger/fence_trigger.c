@@ -21,19 +21,21 @@
  *      or UPDATE stores the token in the row.
  *
  * A stale write fails (policy "error") or is left out (policy "skip").
+ * TRUNCATE reads the rows it throws away straight from the heap, as the
+ * caller: no query, so no code of the table's owner runs with other rights.
  *
  *-------------------------------------------------------------------------
  */
 #include "fencing.h"
 
 #include "access/htup_details.h"
-#include "access/tableam.h"
 #include "access/sysattr.h"
+#include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
-#include "catalog/pg_class.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
@@ -47,7 +49,6 @@
 #include "checks/input_checks.h"
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
-#include "state/extension_state.h"
 #include "telemetry/fence_stats.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
