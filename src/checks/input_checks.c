@@ -3,11 +3,14 @@
  * input_checks.c
  *	  Checks of user-supplied values that every module shares: scope names,
  *	  holders, tokens; and the backend-local hash tables keyed by scope.
+ *	  Names and holders are valid text in the database's encoding: stored
+ *	  invalid, they would break COPY, pg_dump and every client reading them.
  *
  *-------------------------------------------------------------------------
  */
 #include "checks/input_checks.h"
 
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
 /*
@@ -29,6 +32,8 @@ fencing_check_scope_name(const char *scope)
 				 errmsg("fencing scope name is too long"),
 				 errdetail("The name is %zu bytes long; the limit is %d bytes.",
 						   len, FENCING_SCOPE_MAX_LEN)));
+	/* a name from bytes (a trigger argument, a C string) may not be text */
+	(void) pg_verifymbstr(scope, len, false);
 }
 
 /* Holders name who took a term or a lease; bounded like scope names. */
@@ -47,6 +52,7 @@ fencing_check_holder(const char *holder)
 				 errmsg("holder is too long"),
 				 errdetail("The holder is %zu bytes long; the limit is %d bytes.",
 						   len, FENCING_HOLDER_MAX_LEN)));
+	(void) pg_verifymbstr(holder, len, false);
 }
 
 /*

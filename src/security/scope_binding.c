@@ -116,8 +116,8 @@ binds(const char *scope, Oid inval_id, Oid owner)
 	return allowed;
 }
 
-void
-scope_binding_require(Relation rel, const char *scope)
+static void
+require_binding(Relation rel, const char *scope, bool fixed)
 {
 	Oid			owner = rel->rd_rel->relowner;
 	const char *role;
@@ -130,8 +130,35 @@ scope_binding_require(Relation rel, const char *scope)
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("permission denied for fencing scope \"%s\"", scope),
+			 fixed ?
+			 errdetail("The fence trigger of table \"%s\" binds it to scope \"%s\"; the table's owner, role \"%s\", does not have the \"write\" privilege on that scope.",
+					   RelationGetRelationName(rel), scope, role) :
 			 errdetail("A row of table \"%s\" names scope \"%s\" in its scope column; the table's owner, role \"%s\", does not have the \"write\" privilege on that scope.",
 					   RelationGetRelationName(rel), scope, role),
 			 errhint("The scope's owner can grant it: SELECT fencing.grant_scope(%s, 'write', %s);",
-					 quote_literal_cstr(scope), quote_literal_cstr(quote_identifier(role)))));
+					 quote_literal_cstr(scope), quote_literal_cstr(quote_identifier(role))),
+			 errtable(rel)));
+}
+
+void
+scope_binding_require(Relation rel, const char *scope)
+{
+	require_binding(rel, scope, false);
+}
+
+/*
+ * A fixed scope: protect() checked the caller's privilege, but a trigger
+ * made otherwise (by a superuser, or restored) is checked too, whoever made
+ * it, at its first write after any change a binding depends on.
+ */
+void
+scope_binding_require_fixed(Relation rel, const char *scope)
+{
+	require_binding(rel, scope, true);
+}
+
+uint64
+scope_binding_generation(void)
+{
+	return binding_inval_counter;
 }

@@ -18,4 +18,13 @@
  */
 extern void scope_binding_require(Relation rel, const char *scope);
 
+/* The same for the scope a fence trigger names as its fixed scope. */
+extern void scope_binding_require_fixed(Relation rel, const char *scope);
+
+/*
+ * Moves whenever an answer may have changed (a role, a membership, a grant,
+ * a scope's row): an answer obtained at one value holds while it stays.
+ */
+extern uint64 scope_binding_generation(void);
+
 #endif							/* SCOPE_BINDING_H */

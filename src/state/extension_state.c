@@ -116,6 +116,7 @@ fencing_become_owner(FencingUserContext *ctx)
 	SetUserIdAndSecContext(owner,
 						   ctx->saved_sec_context |
 						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION |
 						   SECURITY_NOFORCE_RLS);
 }
 
@@ -149,6 +150,32 @@ fencing_saved_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
  * mark-cache invalidation trigger on fencing.scopes).  Callers that read
  * the result connect, execute and finish themselves; the others call
  * fencing_execute_as_owner().
+ *
+ * Who runs what with the owner's rights (audit of 1.4, issue 15): the owner
+ * is usually a superuser, so nothing a user controls may run while we are
+ * it.  Every switch to the owner (fencing_become_owner(), here and alone)
+ * is a SECURITY_RESTRICTED_OPERATION, and:
+ *   - SPI as the owner (scope_mark.c raise, scope_admin.c, scope_acl.c,
+ *     failover_fence.c) plans and runs only fixed statements, every name
+ *     schema-qualified, over the extension's own tables (fencing.scopes,
+ *     scope_grants, terms, leases).  Only their owner can add an index,
+ *     trigger, rule, policy, default or inheritance child to those, so
+ *     planning and running them calls no user code (their row security
+ *     policy calls fencing.may_read(), C).  Values a user chose are
+ *     parameters, never SQL text.
+ *   - epoch_clock.c calls setval() on fencing.epoch_seq, ours.
+ *   - protect.c runs CREATE TRIGGER ... fencing.fence_trigger() as the
+ *     owner (PUBLIC may not execute the fence), only after checking that
+ *     the caller owns the table (may put triggers on each partition);
+ *     CREATE TRIGGER evaluates nothing of the table.  Its DROP TRIGGER and
+ *     everything else run as the caller.
+ *   - Nothing reads a user's table as the owner: the TRUNCATE fence
+ *     (fence_trigger.c) reads the truncated table's heap directly, with no
+ *     query, as the caller.  Direct row access (direct_row.c, lease.c)
+ *     touches only our tables.
+ *   - fencing.fence_new_partitions(), the event trigger, is SECURITY
+ *     DEFINER: it reads only catalogs and calls protect_new_partitions(),
+ *     which is protect()'s CREATE TRIGGER for new partitions.
  */
 void
 fencing_spi_connect_as_owner(FencingUserContext *uctx)

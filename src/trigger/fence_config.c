@@ -11,6 +11,7 @@
  *-------------------------------------------------------------------------
  */
 #include "checks/input_checks.h"
+#include "security/scope_binding.h"
 #include "trigger/fence_config.h"
 
 #include "access/attnum.h"
@@ -20,6 +21,7 @@
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "mb/pg_wchar.h"
 #include "utils/memutils.h"
 
 static HTAB *configs = NULL;	/* tgoid -> FenceConfig, in CacheMemoryContext */
@@ -275,10 +277,29 @@ fence_config_get(Relation rel, const Trigger *trigger)
 	return cfg;
 }
 
+void
+fence_config_require_binding(Relation rel, const FenceConfig *cfg)
+{
+	FenceConfig *cached = (FenceConfig *) cfg;
+	uint64		generation;
+
+	if (cfg->scope_kind != FENCE_SCOPE_CONSTANT)
+		return;
+	generation = scope_binding_generation();
+	if (cfg->bound && cfg->bound_generation == generation)
+		return;
+	scope_binding_require_fixed(rel, cfg->scope_name);
+	/* the answer as of the generation read before it was sought */
+	cached->bound = true;
+	cached->bound_generation = generation;
+}
+
 /*
  * fencing.trigger_arguments(tgargs bytea): the arguments of a trigger as a
  * text array, for the protected_tables view.  pg_trigger.tgargs holds them
- * NUL-terminated; any byte but NUL may be in one (backslashes included).
+ * NUL-terminated; any byte but NUL may be in one (backslashes included),
+ * but the text returned must be valid in the database's encoding: a
+ * superuser can write any bytes into the catalog.
  */
 PG_FUNCTION_INFO_V1(trigger_arguments);
 
@@ -294,6 +315,8 @@ trigger_arguments(PG_FUNCTION_ARGS)
 	{
 		size_t		len = strnlen(p, end - p);
 
+		/* text must be valid in the database encoding (22021 otherwise) */
+		(void) pg_verifymbstr(p, len, false);
 		astate = accumArrayResult(astate,
 								  PointerGetDatum(cstring_to_text_with_len(p, len)),
 								  false, TEXTOID, CurrentMemoryContext);

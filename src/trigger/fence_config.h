@@ -57,12 +57,21 @@ typedef struct FenceConfig
 	AttrNumber	scope_attnum;
 	FmgrInfo	scope_output;	/* output function of the scope column */
 	bool		scope_is_bpchar;	/* char(n): trailing blanks are padding */
+	bool		bound;			/* the owner's right to the fixed scope was checked */
+	uint64		bound_generation;	/* ... at this scope_binding_generation() */
 } FenceConfig;
 
 extern void fence_config_init(void);
 
 /* The checked configuration of a fence trigger; cached per trigger. */
 extern const FenceConfig *fence_config_get(Relation rel, const Trigger *trigger);
+
+/*
+ * A fixed scope binds the table only if its owner may write to the scope
+ * (42501 otherwise), whoever made the trigger; checked again only after a
+ * change the answer depends on.
+ */
+extern void fence_config_require_binding(Relation rel, const FenceConfig *cfg);
 
 /* Check trigger arguments against a relation, erroring on anything wrong. */
 extern void fence_config_resolve(Relation rel, int nargs, char **args,

@@ -21,6 +21,8 @@
  *      or UPDATE stores the token in the row.
  *
  * A stale write fails (policy "error") or is left out (policy "skip").
+ * TRUNCATE reads the rows it throws away straight from the heap, as the
+ * caller: no query, so no code of the table's owner runs with other rights.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,11 +30,14 @@
 
 #include "access/htup_details.h"
 #include "access/sysattr.h"
+#include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
-#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
 #include "nodes/bitmapset.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
@@ -44,7 +49,6 @@
 #include "checks/input_checks.h"
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
-#include "state/extension_state.h"
 #include "telemetry/fence_stats.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
@@ -147,6 +151,21 @@ reject_conflict(Relation rel, const FenceConfig *cfg, const char *scope,
 			 errtable(rel)));
 }
 
+/* A value of the token column as a token. */
+static int64
+token_datum(const FenceConfig *cfg, Datum d)
+{
+	switch (cfg->token_type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
 /* The token stored in a row, if any. */
 static bool
 row_token(HeapTuple tuple, TupleDesc desc, const FenceConfig *cfg, int64 *token)
@@ -156,18 +175,7 @@ row_token(HeapTuple tuple, TupleDesc desc, const FenceConfig *cfg, int64 *token)
 
 	if (isnull)
 		return false;
-	switch (cfg->token_type)
-	{
-		case INT2OID:
-			*token = DatumGetInt16(d);
-			break;
-		case INT4OID:
-			*token = DatumGetInt32(d);
-			break;
-		default:
-			*token = DatumGetInt64(d);
-			break;
-	}
+	*token = token_datum(cfg, d);
 	return true;
 }
 
@@ -503,6 +511,103 @@ fence_delete(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple)
 	return oldtuple;
 }
 
+/* The largest token the rows of a table carry, or the distinct scopes they name. */
+typedef struct TruncatedRows
+{
+	bool		any_token;		/* some row carries a token */
+	int64		max_token;
+	HTAB	   *scopes;			/* scope name -> TruncatedScope, column scopes */
+} TruncatedRows;
+
+typedef struct TruncatedScope
+{
+	char		scope[FENCING_SCOPE_MAX_LEN + 1];	/* hash key */
+} TruncatedScope;
+
+static int
+compare_scope_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * Read the rows TRUNCATE is about to throw away, straight from the heap: no
+ * query, so no planner (which would evaluate the IMMUTABLE functions of the
+ * table's index expressions and predicates) and no other code of the
+ * table's owner runs here.  Only a scope column's output function is called,
+ * as the caller (a built-in one: fence_config.c admits only base types whose
+ * text is stable, and domains over them).  A fresh snapshot: the statement's
+ * was taken before TRUNCATE's exclusive lock was granted and can miss rows
+ * committed meanwhile.
+ */
+static void
+read_truncated_rows(Relation rel, const FenceConfig *cfg, TruncatedRows *rows)
+{
+	Snapshot	snapshot;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	AttrNumber	attnum = cfg->scope_kind == FENCE_SCOPE_COLUMN ?
+		cfg->scope_attnum : cfg->token_attnum;
+
+	rows->any_token = false;
+	rows->max_token = 0;
+	rows->scopes = NULL;
+	if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
+		rows->scopes = fencing_scope_hash_create("fencing truncated scopes",
+												 sizeof(TruncatedScope),
+												 CurrentMemoryContext);
+
+	/*
+	 * A partitioned table has no rows: each partition fires its own trigger.
+	 * Nothing else without storage can carry a TRUNCATE trigger (Postgres
+	 * refuses one on a foreign table or a view); fail closed all the same.
+	 */
+	if (!RELKIND_HAS_STORAGE(rel->rd_rel->relkind))
+	{
+		if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+			return;
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check the rows of relation \"%s\" before TRUNCATE",
+						RelationGetRelationName(rel)),
+				 errdetail("%s: only tables stored in this database can be truncated under the fence.",
+						   where_written(rel, cfg, NULL)),
+				 errtable(rel)));
+	}
+
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = table_beginscan(rel, snapshot, 0, NULL);
+	slot = table_slot_create(rel, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		bool		isnull;
+		Datum		d = slot_getattr(slot, attnum, &isnull);
+
+		CHECK_FOR_INTERRUPTS();
+		if (isnull)
+			continue;
+		if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
+		{
+			char	   *scope = scope_text(cfg, d);
+
+			fencing_check_scope_name(scope);
+			(void) hash_search(rows->scopes, scope, HASH_ENTER, NULL);
+			pfree(scope);
+		}
+		else
+		{
+			int64		token = token_datum(cfg, d);
+
+			if (!rows->any_token || token > rows->max_token)
+				rows->max_token = token;
+			rows->any_token = true;
+		}
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	UnregisterSnapshot(snapshot);
+}
+
 /*
  * TRUNCATE throws away every row and its token at once: the transaction must
  * have declared a token that every scope in the table (or, fenced per row
@@ -513,13 +618,9 @@ static void
 fence_truncate(Relation rel, const FenceConfig *cfg)
 {
 	FenceConfig strict = *cfg;
-	StringInfoData sql;
-	FencingUserContext uctx;
-	SPITupleTable *rows;
-	uint64		nrows;
+	TruncatedRows rows;
 	int64		token = 0;
 	int64		mark;
-	const char *relname;
 
 	strict.on_stale = FENCE_ON_STALE_ERROR;
 
@@ -535,52 +636,31 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 	else if (!declared_token_any())
 		reject_missing(rel, cfg, NULL);
 
-	/* rows' scopes, or their largest token, read as the extension owner */
-	relname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-										 RelationGetRelationName(rel));
-	initStringInfo(&sql);
+	read_truncated_rows(rel, cfg, &rows);
+
 	if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
-		appendStringInfo(&sql, "SELECT DISTINCT %s FROM ONLY %s",
-						 quote_identifier(cfg->scope_column), relname);
-	else
-		appendStringInfo(&sql, "SELECT pg_catalog.max(%s)::pg_catalog.int8 FROM ONLY %s",
-						 quote_identifier(cfg->token_column), relname);
-
-	fencing_spi_connect_as_owner(&uctx);
-
-	/*
-	 * A fresh snapshot: the statement's was taken before TRUNCATE's exclusive
-	 * lock was granted and can miss rows committed meanwhile.  The marks are
-	 * then judged as the caller (its privileges), SPI still open for the rows.
-	 */
-	if (SPI_execute_snapshot(SPI_prepare(sql.data, 0, NULL), NULL, NULL,
-							 GetLatestSnapshot(), InvalidSnapshot,
-							 true, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "reading scopes of relation \"%s\" failed",
-			 RelationGetRelationName(rel));
-	fencing_restore_user(&uctx);
-	rows = SPI_tuptable;
-	nrows = SPI_processed;
-
-	for (uint64 i = 0; i < nrows; i++)
 	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull);
+		long		n = hash_get_num_entries(rows.scopes);
+		const char **names = palloc(sizeof(char *) * (n > 0 ? n : 1));
+		HASH_SEQ_STATUS status;
+		TruncatedScope *entry;
+		long		i = 0;
 
-		if (isnull)
-			continue;
-		if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
+		/* in name order: the first stale scope reported is always the same */
+		hash_seq_init(&status, rows.scopes);
+		while ((entry = hash_seq_search(&status)) != NULL)
+			names[i++] = entry->scope;
+		qsort(names, n, sizeof(char *), compare_scope_names);
+		for (i = 0; i < n; i++)
 		{
-			char	   *scope = scope_text(cfg, d);
-
-			token = incoming_token(rel, cfg, scope, NULL, NULL, false);
-			if (!scope_mark_admit(scope, token, &mark, rel))
-				(void) reject_stale(rel, &strict, scope, token, mark, false);
+			token = incoming_token(rel, cfg, names[i], NULL, NULL, false);
+			if (!scope_mark_admit(names[i], token, &mark, rel))
+				(void) reject_stale(rel, &strict, names[i], token, mark, false);
 		}
-		else if (token < DatumGetInt64(d))
-			(void) reject_stale(rel, &strict, NULL, token, DatumGetInt64(d), true);
+		hash_destroy(rows.scopes);
 	}
-	SPI_finish();
+	else if (rows.any_token && token < rows.max_token)
+		(void) reject_stale(rel, &strict, NULL, token, rows.max_token, true);
 }
 
 /*
@@ -674,7 +754,10 @@ fence_trigger(PG_FUNCTION_ARGS)
 		if (fencing_bypass_active())
 			count_bypass(rel, cfg, NULL);
 		else
+		{
+			fence_config_require_binding(rel, cfg);
 			fence_truncate(rel, cfg);
+		}
 		return PointerGetDatum(NULL);
 	}
 	if (!TRIGGER_FIRED_FOR_ROW(event))
@@ -702,6 +785,9 @@ fence_trigger(PG_FUNCTION_ARGS)
 			PointerGetDatum(trigdata->tg_newtuple) :
 			PointerGetDatum(trigdata->tg_trigtuple);
 	}
+
+	/* a fixed scope: the table's owner may write to it, whoever made the trigger */
+	fence_config_require_binding(rel, cfg);
 
 	if (TRIGGER_FIRED_BY_INSERT(event))
 		return PointerGetDatum(fence_insert(rel, cfg, trigdata->tg_trigtuple,

@@ -14,6 +14,9 @@
  * any lock on it (as core DDL does): otherwise any role could hold a lock on
  * a table it cannot touch, a catalog even.  protect() with a fixed scope
  * also needs the "write" privilege on the scope (security/scope_acl.c).
+ * PUBLIC may not execute the fence function, so the triggers are created
+ * as the extension's owner, once the caller's rights are checked; they are
+ * dropped as the caller.
  *
  *-------------------------------------------------------------------------
  */
@@ -40,6 +43,7 @@
 
 #include "checks/input_checks.h"
 #include "security/scope_acl.h"
+#include "state/extension_state.h"
 #include "trigger/fence_config.h"
 
 #define ROW_TRIGGER_NAME		"zz_fence_row"
@@ -82,13 +86,48 @@ qualified_name(Oid relid)
 									  get_rel_name(relid));
 }
 
+/*
+ * CREATE TRIGGER ... EXECUTE FUNCTION fencing.fence_trigger(): PUBLIC may not
+ * execute the fence (a trigger made by hand could bind any table to any
+ * scope), so the statement runs as the extension's owner, after the caller's
+ * right to put a trigger on the table was checked (require_table_owner(),
+ * require_trigger_right()).  As a security-restricted operation, as
+ * Postgres's own maintenance commands run as a table's owner: CREATE TRIGGER
+ * runs no code of the table's (no query, no expression of it: our triggers'
+ * only WHEN condition is fencing.raise_pending()), and the restriction keeps
+ * anything that would run from changing the session's role or leaving
+ * session state behind.
+ */
+static void
+run_ddl_as_owner(const char *sql)
+{
+	FencingUserContext uctx;
+
+	fencing_become_owner(&uctx);
+	run_ddl(sql);
+	fencing_restore_user(&uctx);
+}
+
+/*
+ * The caller may put triggers on a relation below the one it owns (a
+ * partition another role owns): what CREATE TRIGGER as the caller checked.
+ */
+static void
+require_trigger_right(Oid relid)
+{
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(get_rel_relkind(relid)),
+					   get_rel_name(relid));
+}
+
 /* Partitions' row triggers are clones: they go with the parent's. */
 static void
 create_truncate_trigger(Oid relid, const char *arglist)
 {
-	run_ddl(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
-					 "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
-					 TRUNCATE_TRIGGER_NAME, qualified_name(relid), arglist));
+	require_trigger_right(relid);
+	run_ddl_as_owner(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
+							  "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
+							  TRUNCATE_TRIGGER_NAME, qualified_name(relid), arglist));
 }
 
 static char *
@@ -202,6 +241,8 @@ protect(PG_FUNCTION_ARGS)
 	{
 		Relation	part = table_open(lfirst_oid(lc), NoLock);
 
+		/* the row trigger is cloned onto every partition: the caller's right too */
+		require_trigger_right(lfirst_oid(lc));
 		fence_config_resolve(part, nargs, args, &cfg);
 		table_close(part, NoLock);
 	}
@@ -214,9 +255,9 @@ protect(PG_FUNCTION_ARGS)
 	drop_fence_triggers(relid, true);
 	foreach(lc, partitions)
 		drop_fence_triggers(lfirst_oid(lc), false);
-	run_ddl(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
-					 "FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%s)",
-					 ROW_TRIGGER_NAME, qualified_name(relid), arglist));
+	run_ddl_as_owner(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
+							  "FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%s)",
+							  ROW_TRIGGER_NAME, qualified_name(relid), arglist));
 	/*
 	 * Raises deferred by INSERT ... ON CONFLICT (see fence_trigger.c).  No
 	 * arguments: it judges by the row trigger's (every UPDATE statement
@@ -228,10 +269,10 @@ protect(PG_FUNCTION_ARGS)
 		OidIsValid(LookupFuncName(list_make2(makeString(FENCING_SCHEMA),
 											 makeString("raise_pending")),
 								  0, NULL, true)))
-		run_ddl(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
-						 "WHEN (fencing.raise_pending()) "
-						 "EXECUTE FUNCTION fencing.fence_trigger()",
-						 INSERTED_TRIGGER_NAME, qualified_name(relid)));
+		run_ddl_as_owner(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
+								  "WHEN (fencing.raise_pending()) "
+								  "EXECUTE FUNCTION fencing.fence_trigger()",
+								  INSERTED_TRIGGER_NAME, qualified_name(relid)));
 	create_truncate_trigger(relid, arglist);
 	foreach(lc, partitions)
 		create_truncate_trigger(lfirst_oid(lc), arglist);

@@ -10,11 +10,20 @@ CREATE FUNCTION fencing.fence_trigger()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'fence_trigger'
 LANGUAGE C;
+-- Not API: a CREATE TRIGGER made by hand could give it any arguments (bind
+-- a table to another tenant's scope).  Postgres checks EXECUTE only when a
+-- trigger is created, so writers need nothing; protect() creates the
+-- triggers as the extension's owner after checking the caller.
+REVOKE ALL ON FUNCTION fencing.fence_trigger() FROM PUBLIC;
 COMMENT ON FUNCTION fencing.fence_trigger() IS
 'The fence: rejects writes whose token is below the row''s or the scope''s mark. Install it with fencing.protect().';
 
 -- The WHEN condition of the AFTER INSERT trigger that raises the marks an
--- INSERT ... ON CONFLICT deferred until its row was written.
+-- INSERT ... ON CONFLICT deferred until its row was written.  It stays
+-- executable by PUBLIC: a WHEN condition is executed with the writer's
+-- rights (checked when the executor starts).  It takes nothing, changes
+-- nothing and tells only whether the caller's own transaction deferred a
+-- raise.
 CREATE FUNCTION fencing.raise_pending()
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'raise_pending'
@@ -22,7 +31,11 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.raise_pending() IS
 'Whether this transaction deferred the raise of a mark to the AFTER INSERT fence trigger (INSERT ... ON CONFLICT).';
 
--- pg_trigger.tgargs split into its arguments (any byte but NUL may be in one).
+-- pg_trigger.tgargs split into its arguments (any byte but NUL may be in one;
+-- text invalid in the database encoding is refused: 22021).  It stays
+-- executable by PUBLIC: the protected_tables view calls it, and Postgres
+-- checks EXECUTE on a function in a view as the view's caller, not its
+-- owner.  It reads nothing and returns only valid text.
 CREATE FUNCTION fencing.trigger_arguments(tgargs bytea)
 RETURNS text[]
 AS 'MODULE_PATHNAME', 'trigger_arguments'
