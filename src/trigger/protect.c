@@ -182,6 +182,7 @@ protect(PG_FUNCTION_ARGS)
 	char	   *arglist;
 	List	   *partitions;
 	ListCell   *lc;
+	Oid			partition_owner;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -246,6 +247,8 @@ protect(PG_FUNCTION_ARGS)
 		fence_config_resolve(part, nargs, args, &cfg);
 		table_close(part, NoLock);
 	}
+	partition_owner = rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE ?
+		rel->rd_rel->relowner : InvalidOid;
 	table_close(rel, NoLock);
 
 	arglist = quoted_arglist(nargs, args);
@@ -276,6 +279,18 @@ protect(PG_FUNCTION_ARGS)
 	create_truncate_trigger(relid, arglist);
 	foreach(lc, partitions)
 		create_truncate_trigger(lfirst_oid(lc), arglist);
+
+	/*
+	 * Postgres copies the row trigger onto a partition created or attached
+	 * later with the rights of the role doing it, EXECUTE on the fence
+	 * included: the owner of a protected partitioned table gets it.  It lets
+	 * that role do by hand no more than protect() would: the fence checks
+	 * the table owner's right to the scope at every write, whoever made the
+	 * trigger (fence_config.c).
+	 */
+	if (OidIsValid(partition_owner) && !superuser_arg(partition_owner))
+		run_ddl_as_owner(psprintf("GRANT EXECUTE ON FUNCTION fencing.fence_trigger() TO %s",
+								  quote_identifier(GetUserNameFromId(partition_owner, false))));
 	SPI_finish();
 
 	PG_RETURN_VOID();
