@@ -134,3 +134,39 @@ SELECT scope, count(*) AS terms FROM fencing.terms GROUP BY scope ORDER BY scope
 \c :regress_db
 DROP DATABASE fencing_upgrade_13;
 DROP ROLE regress_fencing_lease_app;
+
+-- ---------------------------------------------------------------------------
+-- 1.3 -> 1.4: PUBLIC no longer executes fencing.fence_trigger(); the owner
+-- of a partitioned table protected on 1.3 keeps adding partitions (Postgres
+-- clones the row trigger with the creator's rights), a stranger gets none.
+-- ---------------------------------------------------------------------------
+CREATE DATABASE fencing_upgrade_14;
+\c fencing_upgrade_14
+\set SHOW_CONTEXT never
+SET client_min_messages = warning;
+CREATE EXTENSION fencing VERSION '1.3';
+RESET client_min_messages;
+CREATE ROLE regress_fencing_parted_owner;
+CREATE ROLE regress_fencing_stranger14;
+GRANT CREATE ON SCHEMA public TO regress_fencing_parted_owner, regress_fencing_stranger14;
+SET ROLE regress_fencing_parted_owner;
+CREATE TABLE parted13 (id int, tok bigint) PARTITION BY RANGE (id);
+SELECT fencing.protect('parted13', 'tok');
+RESET ROLE;
+-- as the 1.3 library left it: no grant of its own (the 1.4 library's protect() made one)
+REVOKE EXECUTE ON FUNCTION fencing.fence_trigger() FROM regress_fencing_parted_owner;
+ALTER EXTENSION fencing UPDATE TO '1.4';
+SET ROLE regress_fencing_parted_owner;
+CREATE TABLE parted13_1 PARTITION OF parted13 FOR VALUES FROM (0) TO (10);
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'parted13_1'::regclass ORDER BY 1;
+SET ROLE regress_fencing_stranger14;
+CREATE TABLE own14 (id int, tok bigint);
+\set VERBOSITY sqlstate
+CREATE TRIGGER by_hand BEFORE INSERT ON own14 FOR EACH ROW
+    EXECUTE FUNCTION fencing.fence_trigger('tok', 'error', 'row');
+\set VERBOSITY default
+RESET ROLE;
+\c :regress_db
+DROP DATABASE fencing_upgrade_14;
+DROP ROLE regress_fencing_parted_owner;
+DROP ROLE regress_fencing_stranger14;
