@@ -48,7 +48,7 @@
 #include "security/scope_acl.h"
 #include "state/direct_row.h"
 #include "state/extension_state.h"
-#include "telemetry/fence_stats.h"
+#include "telemetry/rejection.h"
 
 #define FENCING_LOCKTAG_LEASE	0xFE03
 
@@ -426,9 +426,9 @@ acquire_lease(PG_FUNCTION_ARGS)
 			direct_row_insert(rel, heap_form_tuple(RelationGetDescr(rel), row, row_nulls));
 
 		/* telemetry (issue 9): taking over an unreleased lease is an expiry */
-		fence_stats_count_scope(scope, FENCE_STAT_LEASE_GRANTS);
+		fence_count_scope_event(scope, FENCE_STAT_LEASE_GRANTS, NULL);
 		if (lease.holder[0] != '\0' && !lease.released)
-			fence_stats_count_scope(scope, FENCE_STAT_LEASE_EXPIRIES);
+			fence_count_scope_event(scope, FENCE_STAT_LEASE_EXPIRIES, NULL);
 		values[0] = BoolGetDatum(true);
 		values[1] = Int64GetDatum(term);
 		values[2] = CStringGetTextDatum(holder);
@@ -481,7 +481,7 @@ renew_lease(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		fence_stats_count_scope(scope, FENCE_STAT_RENEWALS_REFUSED);	/* telemetry (issue 9) */
+		fence_count_scope_event(scope, FENCE_STAT_RENEWALS_REFUSED, NULL);	/* telemetry (issue 9) */
 		values[0] = BoolGetDatum(false);
 		nulls[1] = true;
 		if (lease_live(scope, &lease, now))
