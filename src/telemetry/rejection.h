@@ -45,22 +45,22 @@ extern bool fence_reject_stale(const FenceWrite *w, int64 token, int64 mark,
 							   bool row_mark, bool skip);
 
 /* ZF002: no token; token_column NULL when the table takes declared tokens only. */
-extern void fence_reject_missing(const FenceWrite *w, const char *token_column) pg_attribute_noreturn();
+pg_noreturn extern void fence_reject_missing(const FenceWrite *w, const char *token_column);
 
 /* ZF003: an 'issued' scope's mark would rise to a token never issued for it. */
-extern void fence_reject_not_issued(const FenceWrite *w, int64 token,
-									int64 latest_term) pg_attribute_noreturn();
+pg_noreturn extern void fence_reject_not_issued(const FenceWrite *w, int64 token,
+									int64 latest_term);
 
 /* ZF004: the scope has no term left (mark or latest term is the largest bigint). */
-extern void fence_reject_no_term_left(const char *scope, int64 mark,
-									  int64 latest_term) pg_attribute_noreturn();
+pg_noreturn extern void fence_reject_no_term_left(const char *scope, int64 mark,
+									  int64 latest_term);
 
 /* ZF004: the timeline has no band of terms. */
-extern void fence_reject_no_band(int64 timeline, int64 max_timeline) pg_attribute_noreturn();
+pg_noreturn extern void fence_reject_no_band(int64 timeline, int64 max_timeline);
 
 /* ZF005: the token column disagrees with the declared token. */
-extern void fence_reject_conflict(const FenceWrite *w, const char *token_column,
-								  int64 column, int64 declared) pg_attribute_noreturn();
+pg_noreturn extern void fence_reject_conflict(const FenceWrite *w, const char *token_column,
+								  int64 column, int64 declared);
 
 /* A write let through by fencing.bypass: counted like a rejection of it. */
 extern void fence_count_bypass(Relation rel, const char *scope);
