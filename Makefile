@@ -23,6 +23,7 @@ OBJS = src/fencing.o \
        src/security/scope_admin.o \
        src/security/scope_binding.o \
        src/telemetry/fence_stats.o \
+       src/telemetry/rejection.o \
        src/tokens/declared_token.o \
        src/trigger/fence_config.o \
        src/trigger/fence_trigger.o \

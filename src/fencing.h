@@ -27,6 +27,10 @@
 #else
 #define FENCING_MY_LXID (MyProc->lxid)
 #endif
+#ifndef pg_noreturn
+/* 18 has pg_noreturn, before the declaration; older servers the attribute */
+#define pg_noreturn pg_attribute_noreturn()
+#endif
 
 /* Schema that holds every object of the extension. */
 #define FENCING_SCHEMA			"fencing"

@@ -50,7 +50,7 @@
 #include "security/scope_acl.h"
 #include "state/direct_row.h"
 #include "state/extension_state.h"
-#include "telemetry/fence_stats.h"
+#include "telemetry/rejection.h"
 
 #define FENCING_LOCKTAG_CLOCK	0xFE02
 
@@ -66,19 +66,7 @@ clock_next_for_scope(const char *scope, int64 mark, int64 latest, int64 band_flo
 	int64		value;
 
 	if (floor == PG_INT64_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCING_CLOCK_EXHAUSTED),
-				 errmsg("fencing scope \"%s\" has no term left to issue", scope),
-				 latest == PG_INT64_MAX ?
-				 errdetail("Scope \"%s\" has issued term " INT64_FORMAT ", the largest bigint.",
-						   scope, latest) :
-				 errdetail("The mark of scope \"%s\" is " INT64_FORMAT ", the largest bigint.",
-						   scope, mark),
-				 latest == PG_INT64_MAX ?
-				 errhint("Terms never repeat in a scope: use another scope name.") :
-				 errhint("The scope's owner can repair it with fencing.reset_mark(%s, mark), "
-						 "once no writer holds a token above that mark. Other scopes are not affected.",
-						 quote_literal_cstr(scope))));
+		fence_reject_no_term_left(scope, mark, latest);
 	value = nextval_internal(fencing_epoch_seq_relid(), false);
 	return Max(Max(value, floor + 1), band_floor);
 }
@@ -203,7 +191,7 @@ epoch_clock_issue(const char *scope, const char *holder)
 		epoch = clock_next_above_legacy(Max(mark, band_floor - 1));
 	record_term(scopes, scope, row, epoch, holder);
 	table_close(scopes, NoLock);
-	fence_stats_count_scope(scope, FENCE_STAT_TERMS);	/* telemetry (issue 9) */
+	fence_count_scope_event(scope, FENCE_STAT_TERMS, &info);	/* telemetry (issue 9) */
 	scope_mark_remember(scope, epoch);
 	fencing_require_durable_commit();
 	return epoch;

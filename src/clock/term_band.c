@@ -30,6 +30,8 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 
+#include "telemetry/rejection.h"
+
 int64
 term_band_timeline(void)
 {
@@ -54,12 +56,7 @@ int64
 term_band_floor(int64 tli)
 {
 	if (tli < 1 || tli > TERM_BAND_MAX_TIMELINE)
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCING_CLOCK_EXHAUSTED),
-				 errmsg("timeline %lld has no band of fencing terms",
-						(long long) tli),
-				 errdetail("Terms carry the timeline in their top bits: timelines 1 to %lld have a band.",
-						   (long long) TERM_BAND_MAX_TIMELINE)));
+		fence_reject_no_band(tli, TERM_BAND_MAX_TIMELINE);
 	return (tli - 1) << TERM_BAND_COUNTER_BITS;
 }
 

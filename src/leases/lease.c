@@ -48,7 +48,7 @@
 #include "security/scope_acl.h"
 #include "state/direct_row.h"
 #include "state/extension_state.h"
-#include "telemetry/fence_stats.h"
+#include "telemetry/rejection.h"
 
 #define FENCING_LOCKTAG_LEASE	0xFE03
 
@@ -64,43 +64,123 @@ typedef struct Lease
 	HeapTuple	row;			/* the row as read, or NULL */
 } Lease;
 
+/*
+ * A ttl is judged by the expiry it gives, computed as the lease's expiry is:
+ * now + ttl by timestamptz_pl_interval, months and days on the calendar of
+ * the session's time zone.  Comparing the interval itself counts a month as
+ * 30 days: '3000000 months -90000000 days 1 second' compares as one second
+ * and ends in the year 5615.  The expiry must be at least 1 millisecond and
+ * at most one day after now: now + '1 day' by the same arithmetic, or 24
+ * hours when a daylight-saving change makes that day shorter.  A field of
+ * more than TTL_FIELD_YEARS is refused before any arithmetic, which could
+ * leave the range of timestamps (three such fields stay inside it).
+ */
+#define TTL_FIELD_YEARS		2000
+
+static TimestampTz
+timestamp_plus(TimestampTz t, const Interval *span)
+{
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+												   TimestampTzGetDatum(t),
+												   IntervalPGetDatum(span)));
+}
+
+static bool
+ttl_fields_in_range(const Interval *ttl)
+{
+	return ttl->month >= -12 * TTL_FIELD_YEARS && ttl->month <= 12 * TTL_FIELD_YEARS &&
+		ttl->day >= -366 * TTL_FIELD_YEARS && ttl->day <= 366 * TTL_FIELD_YEARS &&
+		ttl->time >= -366 * TTL_FIELD_YEARS * USECS_PER_DAY &&
+		ttl->time <= 366 * TTL_FIELD_YEARS * USECS_PER_DAY;
+}
+
+/*
+ * The expiry a ttl gives at "now", or an error (22023) saying why it is
+ * refused.  The message names the ttl in seconds (extract(epoch), a month
+ * counted as 30 days) when that count gives the same verdict as the expiry;
+ * otherwise it names the interval as given and the DETAIL the expiry.
+ */
+static TimestampTz
+ttl_expiry(TimestampTz now, const Interval *ttl)
+{
+	static const Interval shortest = {.time = 1000, .day = 0, .month = 0};	/* 1 millisecond */
+	static const Interval one_day = {.time = 0, .day = 1, .month = 0};
+	bool		in_range = ttl_fields_in_range(ttl);
+	TimestampTz expires = 0;
+	bool		too_short = false;
+	bool		nominally_short;
+	bool		nominally_long;
+	char	   *seconds;
+	char	   *given;
+
+	if (in_range)
+	{
+		expires = timestamp_plus(now, ttl);
+		if (expires >= now + shortest.time &&
+			expires <= Max(timestamp_plus(now, &one_day), now + USECS_PER_DAY))
+			return expires;
+		too_short = expires < now + shortest.time;
+	}
+	nominally_short = DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(ttl),
+													   IntervalPGetDatum(&shortest)));
+	nominally_long = DatumGetBool(DirectFunctionCall2(interval_gt, IntervalPGetDatum(ttl),
+													  IntervalPGetDatum(&one_day)));
+	if (!in_range)
+		too_short = nominally_short;
+
+	if (in_range && (too_short ? nominally_short : nominally_long))
+	{
+		/* extract(epoch FROM ttl)::float8, as text */
+		seconds = DatumGetCString(DirectFunctionCall1(float8out,
+													  DirectFunctionCall1(numeric_float8,
+																		  DirectFunctionCall2(extract_interval,
+																							  CStringGetTextDatum("epoch"),
+																							  IntervalPGetDatum(ttl)))));
+		if (too_short)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lease ttl of %s seconds is too short", seconds),
+					 errdetail("A lease lasts at least 1 millisecond.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease ttl of %s seconds is too long", seconds),
+				 errdetail("A lease lasts at most 1 day."),
+				 errhint("Renew a shorter lease instead: a long one keeps a dead leader in place.")));
+	}
+
+	/* months and days that a 30-day count judges otherwise than the calendar */
+	given = quote_literal_cstr(DatumGetCString(DirectFunctionCall1(interval_out,
+																   IntervalPGetDatum(ttl))));
+	if (!in_range)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease ttl %s is too %s", given, too_short ? "short" : "long"),
+				 errdetail("A lease lasts at least 1 millisecond and at most 1 day; a ttl with a field "
+						   "beyond %d years is not added to the current time.", TTL_FIELD_YEARS)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("lease ttl %s is too %s", given, too_short ? "short" : "long"),
+			 errdetail("A lease lasts %s; this ttl, added to the current time with months and days "
+					   "on the calendar, ends at %s%s.",
+					   too_short ? "at least 1 millisecond" : "at most 1 day",
+					   timestamptz_to_str(expires),
+					   expires <= now ? ", not after now" : ""),
+			 errhint("Give the ttl in hours, minutes and seconds.")));
+	return 0;					/* keep compiler quiet */
+}
+
 static Interval *
 check_ttl(FunctionCallInfo fcinfo, int argno)
 {
-	Interval	shortest = {.time = 1000, .day = 0, .month = 0};	/* 1 millisecond */
-	Interval	longest = {.time = 0, .day = 1, .month = 0};
 	Interval   *ttl;
-	char	   *seconds;
 
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("lease ttl must not be null")));
 	ttl = PG_GETARG_INTERVAL_P(argno);
-	if (!DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(ttl),
-										  IntervalPGetDatum(&shortest))) &&
-		!DatumGetBool(DirectFunctionCall2(interval_gt, IntervalPGetDatum(ttl),
-										  IntervalPGetDatum(&longest))))
-		return ttl;
-
-	/* extract(epoch FROM ttl)::float8, as text */
-	seconds = DatumGetCString(DirectFunctionCall1(float8out,
-												  DirectFunctionCall1(numeric_float8,
-																	  DirectFunctionCall2(extract_interval,
-																						  CStringGetTextDatum("epoch"),
-																						  IntervalPGetDatum(ttl)))));
-	if (DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(ttl),
-										 IntervalPGetDatum(&shortest))))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lease ttl of %s seconds is too short", seconds),
-				 errdetail("A lease lasts at least 1 millisecond.")));
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("lease ttl of %s seconds is too long", seconds),
-			 errdetail("A lease lasts at most 1 day."),
-			 errhint("Renew a shorter lease instead: a long one keeps a dead leader in place.")));
-	return NULL;				/* keep compiler quiet */
+	(void) ttl_expiry(GetCurrentTimestamp(), ttl);
+	return ttl;
 }
 
 static int64
@@ -240,12 +320,11 @@ extend_lease(Relation rel, const char *scope, const Lease *lease,
 	update_lease(rel, scope, lease, lengthof(cols), cols, values, nulls);
 }
 
+/* judged again where it is used: at another "now" the calendar may differ */
 static TimestampTz
 plus_ttl(TimestampTz t, Interval *ttl)
 {
-	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
-												   TimestampTzGetDatum(t),
-												   IntervalPGetDatum(ttl)));
+	return ttl_expiry(t, ttl);
 }
 
 /* The function's result row; its descriptor is kept for the calls of the same query. */
@@ -347,9 +426,9 @@ acquire_lease(PG_FUNCTION_ARGS)
 			direct_row_insert(rel, heap_form_tuple(RelationGetDescr(rel), row, row_nulls));
 
 		/* telemetry (issue 9): taking over an unreleased lease is an expiry */
-		fence_stats_count_scope(scope, FENCE_STAT_LEASE_GRANTS);
+		fence_count_scope_event(scope, FENCE_STAT_LEASE_GRANTS, NULL);
 		if (lease.holder[0] != '\0' && !lease.released)
-			fence_stats_count_scope(scope, FENCE_STAT_LEASE_EXPIRIES);
+			fence_count_scope_event(scope, FENCE_STAT_LEASE_EXPIRIES, NULL);
 		values[0] = BoolGetDatum(true);
 		values[1] = Int64GetDatum(term);
 		values[2] = CStringGetTextDatum(holder);
@@ -402,7 +481,7 @@ renew_lease(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		fence_stats_count_scope(scope, FENCE_STAT_RENEWALS_REFUSED);	/* telemetry (issue 9) */
+		fence_count_scope_event(scope, FENCE_STAT_RENEWALS_REFUSED, NULL);	/* telemetry (issue 9) */
 		values[0] = BoolGetDatum(false);
 		nulls[1] = true;
 		if (lease_live(scope, &lease, now))

@@ -50,6 +50,7 @@
 #include "security/scope_binding.h"
 #include "state/direct_row.h"
 #include "state/extension_state.h"
+#include "telemetry/rejection.h"
 
 struct ScopeHold
 {
@@ -285,13 +286,20 @@ raise_mark(const char *scope, int64 token)
 	fencing_require_durable_commit();
 }
 
-/* Raise a held scope's mark, for a write that passed every check. */
+/* Raise a held scope's mark, for a write (to rel, if any) that passed every check. */
 static void
-raise_admitted(ScopeHold *entry, int64 token)
+raise_admitted(ScopeHold *entry, int64 token, Relation rel)
 {
+	ScopeInfo	info;
+
 	entry->confirmed = true;
 	/* scope security (issue 7): write privilege, 'issued' tokens; creates */
-	scope_acl_admit_raise(entry->scope, token);
+	if (!scope_acl_admit_raise(entry->scope, token, &info))
+	{
+		FenceWrite	w = {rel, entry->scope, NULL};
+
+		fence_reject_not_issued(&w, token, info.epoch);
+	}
 	raise_mark(entry->scope, token);
 	entry->mark = token;
 }
@@ -310,7 +318,7 @@ stale(ScopeHold *entry)
 
 bool
 scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
-				 Relation bound_by)
+				 Relation rel, bool bound)
 {
 	ScopeHold *entry = held_scope_entry(scope);
 
@@ -331,8 +339,8 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 		 * checked before the lock, once per scope and transaction (a scope
 		 * this transaction already holds was admitted before).
 		 */
-		if (bound_by != NULL)
-			scope_binding_require(bound_by, scope);
+		if (bound)
+			scope_binding_require(rel, scope);
 		res = lock_entry(entry, ShareLock);
 
 		entry->mode = ShareLock;
@@ -348,9 +356,15 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 	if (token > entry->mark && entry->mode != ExclusiveLock)
 	{
 		LockAcquireResult res;
+		ScopeInfo	info;
 
 		/* scope security (issue 7): no privilege, no exclusive lock to wait for */
-		scope_acl_check_raise(scope, token);
+		if (!scope_acl_check_raise(scope, token, &info))
+		{
+			FenceWrite	w = {rel, scope, NULL};
+
+			fence_reject_not_issued(&w, token, info.epoch);
+		}
 		res = lock_entry(entry, ExclusiveLock);
 		/* an upgrade keeps the share lock, which a write was admitted under */
 		entry->fresh = (entry->mode == NoLock && res == LOCKACQUIRE_OK && !entry->coarse);
@@ -367,14 +381,14 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 }
 
 void
-scope_mark_confirm(ScopeHold *entry, int64 token)
+scope_mark_confirm(ScopeHold *entry, int64 token, Relation rel)
 {
 	Assert(entry->mode != NoLock && token >= entry->mark);
 	entry->confirmed = true;
 	if (token > entry->mark)
 	{
 		Assert(entry->mode == ExclusiveLock);
-		raise_admitted(entry, token);
+		raise_admitted(entry, token, rel);
 	}
 }
 
@@ -426,7 +440,7 @@ scope_mark_statement_done(const void *statement)
 }
 
 bool
-scope_mark_raise_deferred(const char *scope, int64 token)
+scope_mark_raise_deferred(const char *scope, int64 token, Relation rel)
 {
 	ScopeHold *entry;
 
@@ -435,7 +449,7 @@ scope_mark_raise_deferred(const char *scope, int64 token)
 	entry = held_scope_entry(scope);
 	if (entry->mode != ExclusiveLock || token <= entry->mark)
 		return false;
-	raise_admitted(entry, token);
+	raise_admitted(entry, token, rel);
 	return true;
 }
 
@@ -449,13 +463,13 @@ scope_mark_abandon(ScopeHold *entry)
 }
 
 bool
-scope_mark_admit(const char *scope, int64 token, int64 *mark, Relation bound_by)
+scope_mark_admit(const char *scope, int64 token, int64 *mark, Relation rel, bool bound)
 {
 	ScopeHold  *hold;
 
-	if (!scope_mark_check(scope, token, mark, &hold, bound_by))
+	if (!scope_mark_check(scope, token, mark, &hold, rel, bound))
 		return false;
-	scope_mark_confirm(hold, token);
+	scope_mark_confirm(hold, token, rel);
 	return true;
 }
 
@@ -563,7 +577,8 @@ reset_mark(PG_FUNCTION_ARGS)
  * the scope), a durable commit; an 'issued' scope takes only its own terms
  * (ZF003).  A token below the mark is stale (ZF001); the mark itself is
  * accepted and changes nothing (a retried takeover).  Returns the previous
- * mark, NULL for a new scope.
+ * mark, NULL for a new scope.  Its rejections name no table, and count
+ * under the scope (the caller holds the write privilege on it).
  */
 PG_FUNCTION_INFO_V1(takeover);
 
@@ -587,14 +602,13 @@ takeover(PG_FUNCTION_ARGS)
 
 	/* scope security (issue 7): write, also when nothing is raised */
 	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
-	if (!scope_mark_check(scope, token, &mark, &hold, NULL))
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCING_STALE_TOKEN),
-				 errmsg("stale fencing token for scope \"%s\"", scope),
-				 errdetail("Scope \"%s\": token " INT64_FORMAT " is below the scope's mark " INT64_FORMAT ".",
-						   scope, token, mark),
-				 errhint("A holder with a newer token has taken over: stop writing.")));
-	scope_mark_confirm(hold, token);
+	if (!scope_mark_check(scope, token, &mark, &hold, NULL, false))
+	{
+		FenceWrite	w = {NULL, scope, NULL};
+
+		(void) fence_reject_stale(&w, token, mark, false, false);
+	}
+	scope_mark_confirm(hold, token, NULL);
 
 	if (mark == SCOPE_MARK_NONE)
 		PG_RETURN_NULL();

@@ -38,18 +38,20 @@ extern void scope_mark_init(void);
  *
  * A hold stays valid until the transaction ends.
  *
- * scope_mark_admit() is check and confirm together.  bound_by: the table of a
- * scope column, whose owner must hold the write privilege on a scope before
- * this transaction first locks it (security/scope_binding.c); NULL else.
+ * scope_mark_admit() is check and confirm together.  rel: the table written
+ * (NULL: none, takeover()), which a rejection raised here (ZF003) names.
+ * bound: the scope comes from rel's scope column, so rel's owner must hold
+ * the write privilege on it before this transaction first locks it
+ * (security/scope_binding.c).
  */
 typedef struct ScopeHold ScopeHold;	/* the transaction's hold on a scope */
 
 extern bool scope_mark_check(const char *scope, int64 token, int64 *mark,
-							 ScopeHold **hold, Relation bound_by);
-extern void scope_mark_confirm(ScopeHold *hold, int64 token);
+							 ScopeHold **hold, Relation rel, bool bound);
+extern void scope_mark_confirm(ScopeHold *hold, int64 token, Relation rel);
 extern void scope_mark_abandon(ScopeHold *hold);
 extern bool scope_mark_admit(const char *scope, int64 token, int64 *mark,
-							 Relation bound_by);
+							 Relation rel, bool bound);
 
 /*
  * INSERT ... ON CONFLICT fires BEFORE INSERT for rows it may not write:
@@ -63,7 +65,7 @@ extern bool scope_mark_admit(const char *scope, int64 token, int64 *mark,
 extern bool scope_mark_admits_without_raise(const ScopeHold *hold, int64 token);
 extern void scope_mark_defer(ScopeHold *hold, const void *statement);
 extern void scope_mark_statement_done(const void *statement);
-extern bool scope_mark_raise_deferred(const char *scope, int64 token);
+extern bool scope_mark_raise_deferred(const char *scope, int64 token, Relation rel);
 
 /*
  * Lock the scope exclusively (waiting for every in-flight writer of the

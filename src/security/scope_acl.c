@@ -17,7 +17,8 @@
  *
  * A scope whose tokens are 'issued' admits a raise of its mark by a write
  * only to a term the clock issued for it: a typed or forged token above the
- * latest term fails with ZF003, whatever the table's stale-write policy.
+ * latest term fails with ZF003, whatever the table's stale-write policy
+ * (raised by the caller, which knows the table written).
  *
  * Nothing here runs on the hot path: the trigger calls in only to raise a
  * mark.  Reads run as the extension owner (the registry row: a direct index
@@ -43,7 +44,6 @@
 #include "utils/memutils.h"
 
 #include "state/direct_row.h"
-#include "telemetry/fence_stats.h"
 
 static const char *const privilege_names[] = {"read", "write", "lead", "owner"};
 
@@ -340,45 +340,29 @@ term_issued(const char *scope, int64 token)
 /*
  * An 'issued' scope's mark rises by a write only to a term issued for it
  * (one above the mark after a reset_mark(), say); anything else is a typo or
- * a forgery, and an error whatever the table's stale-write policy.
+ * a forgery, and an error whatever the table's stale-write policy (ZF003,
+ * raised by the caller: telemetry/rejection.c names the table written).
  */
-static void
-require_issued_token(const char *scope, const ScopeInfo *info, int64 token)
+static bool
+token_admitted(const char *scope, const ScopeInfo *info, int64 token)
 {
-	if (!info->exists || !info->issued || term_issued(scope, token))
-		return;
-	fence_stats_reject(FENCE_STAT_NOT_ISSUED, NULL, scope, token, -1, -1);	/* telemetry (issue 9) */
-	ereport(ERROR,
-			(errcode(ERRCODE_FENCING_TOKEN_NOT_ISSUED),
-			 errmsg("fencing token " INT64_FORMAT " was not issued for scope \"%s\"",
-					token, scope),
-			 info->epoch >= 0 ?
-			 errdetail("Scope \"%s\" admits only terms issued for it; its latest term is " INT64_FORMAT ".",
-					   scope, info->epoch) :
-			 errdetail("Scope \"%s\" admits only terms issued for it; none has been issued yet.",
-					   scope),
-			 errhint("Take a term with fencing.fence_next_epoch(%s) or a lease; a scope fed by an external lock service is created with fencing.create_scope(%s, tokens => 'external').",
-					 quote_literal_cstr(scope), quote_literal_cstr(scope))));
+	return !info->exists || !info->issued || term_issued(scope, token);
 }
 
-void
-scope_acl_check_raise(const char *scope, int64 token)
+bool
+scope_acl_check_raise(const char *scope, int64 token, ScopeInfo *info)
 {
-	ScopeInfo	info;
-
 	if (!scope_acl_installed())
-		return;
-	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
-	require_issued_token(scope, &info, token);
+		return true;
+	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_MAY_CREATE, info);
+	return token_admitted(scope, info, token);
 }
 
-void
-scope_acl_admit_raise(const char *scope, int64 token)
+bool
+scope_acl_admit_raise(const char *scope, int64 token, ScopeInfo *info)
 {
-	ScopeInfo	info;
-
-	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_CREATE_EXTERNAL, &info);
-	require_issued_token(scope, &info, token);
+	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_CREATE_EXTERNAL, info);
+	return token_admitted(scope, info, token);
 }
 
 /*

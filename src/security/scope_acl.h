@@ -67,13 +67,15 @@ extern void scope_acl_require_known(const char *scope, ScopePrivilege priv, Oid 
 									ScopeMissing missing, ScopeInfo *info);
 
 /*
- * The raise path of a write (the trigger): the write privilege, and for
- * 'issued' scopes that the token is a term issued for the scope.  "check"
- * runs before the scope lock is taken exclusively and creates nothing;
- * "admit" runs under it and creates the scope ('external') if missing.
+ * The raise path of a write (the trigger): the write privilege (an error
+ * without it), and for 'issued' scopes whether the token is a term issued
+ * for the scope: false if not, and the caller raises ZF003
+ * (telemetry/rejection.c) with *info, the scope as read.  "check" runs
+ * before the scope lock is taken exclusively and creates nothing; "admit"
+ * runs under it and creates the scope ('external') if missing.
  */
-extern void scope_acl_check_raise(const char *scope, int64 token);
-extern void scope_acl_admit_raise(const char *scope, int64 token);
+extern bool scope_acl_check_raise(const char *scope, int64 token, ScopeInfo *info);
+extern bool scope_acl_admit_raise(const char *scope, int64 token, ScopeInfo *info);
 
 /* Whether roleid may see the scope's rows (superusers and pg_monitor: every scope). */
 extern bool scope_acl_may_read(const char *scope, Oid roleid);

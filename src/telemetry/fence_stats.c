@@ -11,7 +11,17 @@
  * add one; each entry's counters and last occurrences are guarded by its own
  * spinlock, so concurrent increments are never lost.  When the table is full
  * a new key is not tracked (fencing.stats_info() counts what was lost that
- * way); fencing.stats_reset() empties it for the current database.
+ * way), while the keys it holds go on counting; fencing.stats_reset()
+ * empties it for the current database.
+ *
+ * The table is shared by every role: each new entry is charged to the role
+ * that owns what it counts (the table's owner, the scope's owner), and a
+ * role other than a superuser holds at most fencing.stats_max_per_role
+ * entries, so no role fills the table for the others.  Which scope an event
+ * may be counted under (one that exists, that the writer's table is bound
+ * to) is judged by the caller, telemetry/rejection.c, before it calls in;
+ * a name that is not valid in the database encoding is never a key (the
+ * views would hand it to clients).
  *
  * Only rare paths call in: a rejection (counted before its ereport(ERROR),
  * so the count survives the rolled-back transaction), a row left out under
@@ -33,6 +43,7 @@
 
 #include "common/ip.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
@@ -46,8 +57,6 @@
 #endif
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/lsyscache.h"
-#include "utils/rel.h"
 #include "utils/timestamp.h"
 
 #if PG_VERSION_NUM < 150000
@@ -81,11 +90,19 @@ typedef struct FenceLastEvent
 typedef struct FenceStatsEntry
 {
 	FenceStatsKey key;			/* hash key: must be first */
+	Oid			charged_to;		/* the role whose share holds it; InvalidOid: none */
 	slock_t		mutex;			/* guards everything below */
 	TimestampTz since;
 	int64		counters[FENCE_STAT_NUM];
 	FenceLastEvent last[FENCE_STAT_NUM_KINDS];
 } FenceStatsEntry;
+
+/* The entries a role holds (roles with none have no share). */
+typedef struct FenceRoleShare
+{
+	Oid			role;			/* hash key */
+	int64		entries;
+} FenceRoleShare;
 
 typedef struct FenceStatsShared
 {
@@ -95,14 +112,14 @@ typedef struct FenceStatsShared
 
 static FenceStatsShared *stats = NULL;
 static HTAB *stats_hash = NULL;
+static HTAB *share_hash = NULL;	/* same lock as stats_hash */
 
 /* settings */
 static int	stats_max = 1000;
+static int	stats_max_per_role = 250;
 static int	log_rejections = LOG;
 static int	log_skips = LOG;
 static int	flapping_terms_per_hour = 30;
-
-Oid			fence_stats_relid = InvalidOid;
 
 static bool not_collected_told = false;
 
@@ -133,26 +150,12 @@ static const char *const kind_names[FENCE_STAT_NUM_KINDS] = {
 static const char *const kind_sqlstates[FENCE_STAT_NUM_KINDS] = {
 	"ZF001", "ZF002", "ZF003", "ZF005", "ZF001"
 };
-static const char *const kind_what[FENCE_STAT_NUM_KINDS] = {
-	"rejected a stale write",
-	"rejected a write without a token",
-	"rejected a token that was not issued",
-	"rejected a token that disagrees with the declared one",
-	"skipped a stale write"
-};
-static const int kind_errcodes[FENCE_STAT_NUM_KINDS] = {
-	ERRCODE_FENCING_STALE_TOKEN,
-	ERRCODE_FENCING_MISSING_TOKEN,
-	ERRCODE_FENCING_TOKEN_NOT_ISSUED,
-	ERRCODE_FENCING_TOKEN_CONFLICT,
-	ERRCODE_FENCING_STALE_TOKEN
-};
-
 static Size
 stats_memsize(void)
 {
-	return add_size(MAXALIGN(sizeof(FenceStatsShared)),
-					hash_estimate_size(stats_max, sizeof(FenceStatsEntry)));
+	return add_size(add_size(MAXALIGN(sizeof(FenceStatsShared)),
+							 hash_estimate_size(stats_max, sizeof(FenceStatsEntry))),
+					hash_estimate_size(stats_max, sizeof(FenceRoleShare)));
 }
 
 #if PG_VERSION_NUM >= 150000
@@ -177,6 +180,7 @@ fence_stats_shmem_startup(void)
 
 	stats = NULL;
 	stats_hash = NULL;
+	share_hash = NULL;
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	stats = ShmemInitStruct(FENCE_STATS_NAME, sizeof(FenceStatsShared), &found);
 	if (!found)
@@ -187,6 +191,11 @@ fence_stats_shmem_startup(void)
 	info.keysize = sizeof(FenceStatsKey);
 	info.entrysize = sizeof(FenceStatsEntry);
 	stats_hash = ShmemInitHash(FENCE_STATS_NAME " hash", stats_max, stats_max,
+							   &info, HASH_ELEM | HASH_BLOBS);
+	/* a role with a share holds an entry: never more roles than entries */
+	info.keysize = sizeof(Oid);
+	info.entrysize = sizeof(FenceRoleShare);
+	share_hash = ShmemInitHash(FENCE_STATS_NAME " shares", stats_max, stats_max,
 							   &info, HASH_ELEM | HASH_BLOBS);
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -226,6 +235,13 @@ fence_stats_init(void)
 							1000, 100, 100000,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("fencing.stats_max_per_role",
+							"Maximum number of statistics entries the scopes and tables of one role hold.",
+							"An entry is charged to the owner of the scope or table it counts; superusers' are not bounded.",
+							&stats_max_per_role,
+							250, 1, 100000,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
 #if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = fence_stats_shmem_request;
@@ -235,6 +251,21 @@ fence_stats_init(void)
 #endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = fence_stats_shmem_startup;
+}
+
+bool
+fence_stats_collected(void)
+{
+	return stats != NULL;
+}
+
+bool
+fence_stats_scope_name_ok(const char *scope)
+{
+	size_t		len = strlen(scope);
+
+	return len > 0 && len <= FENCING_SCOPE_MAX_LEN &&
+		pg_verifymbstr(scope, (int) len, true);
 }
 
 static void
@@ -248,12 +279,75 @@ make_key(FenceStatsKey *key, Oid relid, const char *scope)
 }
 
 /*
+ * A new entry for key, charged to role (InvalidOid: to nobody), if the
+ * table and the role's share have room; the caller holds the lock
+ * exclusively.
+ */
+static FenceStatsEntry *
+stats_enter(const FenceStatsKey *key, Oid role)
+{
+	FenceStatsEntry *entry;
+	FenceRoleShare *share = NULL;
+	bool		found;
+
+	if (hash_get_num_entries(stats_hash) >= stats_max)
+		return NULL;
+	if (OidIsValid(role))
+	{
+		share = hash_search(share_hash, &role, HASH_FIND, NULL);
+		if (share != NULL && share->entries >= stats_max_per_role)
+			return NULL;
+		if (share == NULL)
+		{
+			share = hash_search(share_hash, &role, HASH_ENTER_NULL, &found);
+			if (share == NULL)
+				return NULL;
+			share->entries = 0;
+		}
+	}
+	entry = hash_search(stats_hash, key, HASH_ENTER_NULL, &found);
+	if (entry == NULL)
+	{
+		if (share != NULL && share->entries == 0)
+			(void) hash_search(share_hash, &role, HASH_REMOVE, NULL);
+		return NULL;
+	}
+	if (!found)
+	{
+		entry->charged_to = role;
+		SpinLockInit(&entry->mutex);
+		entry->since = GetCurrentTimestamp();
+		memset(entry->counters, 0, sizeof(entry->counters));
+		memset(entry->last, 0, sizeof(entry->last));
+		if (share != NULL)
+			share->entries++;
+	}
+	return entry;
+}
+
+/* An entry leaves the table: its role's share shrinks. */
+static void
+stats_remove(FenceStatsEntry *entry)
+{
+	Oid			role = entry->charged_to;
+
+	(void) hash_search(stats_hash, &entry->key, HASH_REMOVE, NULL);
+	if (OidIsValid(role))
+	{
+		FenceRoleShare *share = hash_search(share_hash, &role, HASH_FIND, NULL);
+
+		if (share != NULL && --share->entries <= 0)
+			(void) hash_search(share_hash, &role, HASH_REMOVE, NULL);
+	}
+}
+
+/*
  * Add one to a counter of an entry (creating it if there is room), and
  * remember the event as the last of its kind.  Never raises an error: it
  * runs right before the rejection's own.
  */
 static void
-stats_add(const FenceStatsKey *key, FenceStatKind kind, const FenceLastEvent *ev)
+stats_add(const FenceStatsKey *key, Oid role, FenceStatKind kind, const FenceLastEvent *ev)
 {
 	FenceStatsEntry *entry;
 
@@ -261,23 +355,12 @@ stats_add(const FenceStatsKey *key, FenceStatKind kind, const FenceLastEvent *ev
 	entry = hash_search(stats_hash, key, HASH_FIND, NULL);
 	if (entry == NULL)
 	{
-		bool		found;
-
-		/* another backend may add it meanwhile: HASH_ENTER then finds it */
+		/* another backend may add it meanwhile: then it is found */
 		LWLockRelease(stats->lock);
 		LWLockAcquire(stats->lock, LW_EXCLUSIVE);
 		entry = hash_search(stats_hash, key, HASH_FIND, NULL);
-		if (entry == NULL && hash_get_num_entries(stats_hash) < stats_max)
-		{
-			entry = hash_search(stats_hash, key, HASH_ENTER_NULL, &found);
-			if (entry != NULL && !found)
-			{
-				SpinLockInit(&entry->mutex);
-				entry->since = GetCurrentTimestamp();
-				memset(entry->counters, 0, sizeof(entry->counters));
-				memset(entry->last, 0, sizeof(entry->last));
-			}
-		}
+		if (entry == NULL)
+			entry = stats_enter(key, role);
 		if (entry == NULL)
 		{
 			LWLockRelease(stats->lock);
@@ -293,23 +376,11 @@ stats_add(const FenceStatsKey *key, FenceStatKind kind, const FenceLastEvent *ev
 	LWLockRelease(stats->lock);
 }
 
-static void
-count_for(Oid relid, const char *scope, FenceStatKind kind, const FenceLastEvent *ev)
+/* The role an entry is charged to: none for superusers (and no owner). */
+static Oid
+charge_role(Oid owner)
 {
-	FenceStatsKey key;
-
-	if (stats == NULL)
-		return;
-	if (scope != NULL)
-	{
-		make_key(&key, InvalidOid, scope);
-		stats_add(&key, kind, ev);
-	}
-	if (OidIsValid(relid))
-	{
-		make_key(&key, relid, NULL);
-		stats_add(&key, kind, ev);
-	}
+	return OidIsValid(owner) && !superuser_arg(owner) ? owner : InvalidOid;
 }
 
 /*
@@ -318,8 +389,8 @@ count_for(Oid relid, const char *scope, FenceStatKind kind, const FenceLastEvent
  * entry: the connection's own struct needs headers (GSSAPI) that a server's
  * development package may lack.
  */
-static void
-client_address(char *buf, size_t len)
+void
+fence_stats_client_address(char *buf, size_t len)
 {
 	const SockAddr *addr;
 	char		host[NI_MAXHOST];
@@ -336,103 +407,56 @@ client_address(char *buf, size_t len)
 		strlcpy(buf, host, len);
 }
 
-static const char *
-number_or(int64 n, const char *none)
-{
-	return n < 0 ? none : psprintf(INT64_FORMAT, n);
-}
-
 void
-fence_stats_reject(FenceStatKind kind, Relation rel, const char *scope,
-				   int64 token, int64 mark, int64 declared)
+fence_stats_count(FenceStatKind kind, Oid relid, Oid rel_owner,
+				  const char *scope, Oid scope_owner,
+				  int64 token, int64 mark, int64 declared)
 {
 	FenceLastEvent ev;
-	const char *role;
-	int			level = kind == FENCE_STAT_SKIPPED ? log_skips : log_rejections;
-	const char *relname;
+	FenceStatsKey key;
 
-	Assert(kind < FENCE_STAT_NUM_KINDS);
-	memset(&ev, 0, sizeof(ev));
-	ev.at = GetCurrentTimestamp();
-	ev.relid = rel != NULL ? RelationGetRelid(rel) : fence_stats_relid;
-	ev.token = token;
-	ev.mark = mark;
-	ev.declared = declared;
-	role = GetUserNameFromId(GetUserId(), true);
-	strlcpy(ev.role, role != NULL ? role : "", sizeof(ev.role));
-	strlcpy(ev.application, application_name != NULL ? application_name : "",
-			sizeof(ev.application));
-	client_address(ev.client, sizeof(ev.client));
-
-	count_for(ev.relid, scope, kind, &ev);
-
-	if (level == 0)
+	if (stats == NULL)
 		return;
-	relname = rel != NULL ? RelationGetRelationName(rel) :
-		OidIsValid(ev.relid) ? get_rel_name(ev.relid) : NULL;
-	ereport(level,
-			(errcode(kind_errcodes[kind]),
-			 errmsg("fencing %s (%s) to relation \"%s\": scope %s, token %s%s, mark %s, "
-					"role \"%s\", application \"%s\", client %s",
-					kind_what[kind], kind_sqlstates[kind],
-					relname != NULL ? relname : "?",
-					scope != NULL ? psprintf("\"%s\"", scope) : "none",
-					number_or(token, "none"),
-					declared >= 0 ? psprintf(" (declared " INT64_FORMAT ")", declared) : "",
-					number_or(mark, "unknown"),
-					ev.role, ev.application,
-					ev.client[0] != '\0' ? ev.client : "none"),
-			 errhidestmt(true)));
-}
-
-void
-fence_stats_bypass(Relation rel, const char *scope)
-{
-	count_for(RelationGetRelid(rel), scope, FENCE_STAT_BYPASSED, NULL);
-}
-
-void
-fence_stats_count_scope(const char *scope, FenceStatKind kind)
-{
-	count_for(InvalidOid, scope, kind, NULL);
-}
-
-/*
- * fencing.count_lease_event(scope text, event text): for the lease functions
- * of 1.2, written in SQL (1.3 counts in C, src/leases/lease.c; the library
- * keeps this for a schema not yet updated).  'grant', 'grant_after_expiry' (a grant that took over an
- * expired lease: a grant and an expiry), 'renewal_refused'.
- */
-PG_FUNCTION_INFO_V1(count_lease_event);
-
-Datum
-count_lease_event(PG_FUNCTION_ARGS)
-{
-	char	   *scope;
-	char	   *event;
-
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("scope and event must not be null")));
-	scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	event = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	fencing_check_scope_name(scope);
-	if (strcmp(event, "grant") == 0)
-		fence_stats_count_scope(scope, FENCE_STAT_LEASE_GRANTS);
-	else if (strcmp(event, "grant_after_expiry") == 0)
+	if (kind < FENCE_STAT_NUM_KINDS)
 	{
-		fence_stats_count_scope(scope, FENCE_STAT_LEASE_GRANTS);
-		fence_stats_count_scope(scope, FENCE_STAT_LEASE_EXPIRIES);
+		const char *role = GetUserNameFromId(GetUserId(), true);
+
+		memset(&ev, 0, sizeof(ev));
+		ev.at = GetCurrentTimestamp();
+		ev.relid = relid;
+		ev.token = token;
+		ev.mark = mark;
+		ev.declared = declared;
+		strlcpy(ev.role, role != NULL ? role : "", sizeof(ev.role));
+		strlcpy(ev.application, application_name != NULL ? application_name : "",
+				sizeof(ev.application));
+		fence_stats_client_address(ev.client, sizeof(ev.client));
 	}
-	else if (strcmp(event, "renewal_refused") == 0)
-		fence_stats_count_scope(scope, FENCE_STAT_RENEWALS_REFUSED);
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unrecognized lease event \"%s\"", event),
-				 errhint("A lease event is \"grant\", \"grant_after_expiry\" or \"renewal_refused\".")));
-	PG_RETURN_VOID();
+	if (scope != NULL && fence_stats_scope_name_ok(scope))
+	{
+		make_key(&key, InvalidOid, scope);
+		stats_add(&key, charge_role(scope_owner), kind,
+				  kind < FENCE_STAT_NUM_KINDS ? &ev : NULL);
+	}
+	if (OidIsValid(relid))
+	{
+		make_key(&key, relid, NULL);
+		stats_add(&key, charge_role(rel_owner), kind,
+				  kind < FENCE_STAT_NUM_KINDS ? &ev : NULL);
+	}
+}
+
+int
+fence_stats_log_level(FenceStatKind kind)
+{
+	return kind == FENCE_STAT_SKIPPED ? log_skips : log_rejections;
+}
+
+const char *
+fence_stats_kind_sqlstate(FenceStatKind kind)
+{
+	Assert(kind < FENCE_STAT_NUM_KINDS);
+	return kind_sqlstates[kind];
 }
 
 /* Whether there is anything to read; says once per session why not. */
@@ -656,7 +680,7 @@ stats_reset(PG_FUNCTION_ARGS)
 	hash_seq_init(&seq, stats_hash);
 	while ((entry = hash_seq_search(&seq)) != NULL)
 		if (entry->key.dbid == MyDatabaseId)
-			hash_search(stats_hash, &entry->key, HASH_REMOVE, NULL);
+			stats_remove(entry);
 	LWLockRelease(stats->lock);
 	PG_RETURN_TIMESTAMPTZ(GetCurrentTimestamp());
 }

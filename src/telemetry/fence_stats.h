@@ -7,7 +7,9 @@
  *
  * Every entry point here is called on a rare path only (a rejection, a
  * skipped row, a bypassed write, a term, a lease event): an accepted write
- * never reaches this module.
+ * never reaches this module.  Who may count under which scope is decided
+ * above it, in telemetry/rejection.c; this file keeps the counters, bounds
+ * them per role and validates the names it keeps.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,8 +17,6 @@
 #define FENCE_STATS_H
 
 #include "fencing.h"
-
-#include "utils/relcache.h"
 
 /*
  * What is counted.  The first FENCE_STAT_NUM_KINDS are the kinds of
@@ -43,26 +43,36 @@ typedef enum FenceStatKind
 /* Settings and, when preloaded, the shared-memory hooks; from _PG_init. */
 extern void fence_stats_init(void);
 
-/*
- * A write was rejected (or, FENCE_STAT_SKIPPED, left out): count it for the
- * relation and the scope (either may be absent), remember it as the last of
- * its kind, and log it at fencing.log_rejections (fencing.log_skips).  Call
- * it before the ereport(ERROR): the counters are not transactional, so they
- * survive the rejected transaction.  token/mark < 0: not known.
- */
-extern void fence_stats_reject(FenceStatKind kind, Relation rel, const char *scope,
-							   int64 token, int64 mark, int64 declared);
-
-/* A write let through by fencing.bypass. */
-extern void fence_stats_bypass(Relation rel, const char *scope);
-
-/* Scope events without a relation: terms issued, lease events. */
-extern void fence_stats_count_scope(const char *scope, FenceStatKind kind);
+/* Whether counters live in shared memory (fencing was preloaded). */
+extern bool fence_stats_collected(void);
 
 /*
- * The relation whose fence trigger runs: ZF003 is raised where the term is
- * checked, below the trigger, which does not pass the relation down.
+ * Count an event for the relation and for the scope (either may be absent:
+ * InvalidOid, NULL), and for a kind of rejection remember it as the last of
+ * its kind, with the current role, application_name and client address.
+ * This file does not judge rights: the caller (telemetry/rejection.c) passes
+ * only a scope that exists and that the writer may count under, and names
+ * the role each entry is charged to when it has to be created (the table's
+ * owner, the scope's owner).  A role other than a superuser holds at most
+ * fencing.stats_max_per_role entries; a scope name that is not valid in the
+ * database encoding, or too long, is never a key.  Never raises an error;
+ * call it before the ereport(ERROR): the counters are not transactional, so
+ * they survive the rejected transaction.  token/mark/declared < 0: not known.
  */
-extern PGDLLIMPORT Oid fence_stats_relid;
+extern void fence_stats_count(FenceStatKind kind, Oid relid, Oid rel_owner,
+							  const char *scope, Oid scope_owner,
+							  int64 token, int64 mark, int64 declared);
+
+/* The level of a kind's log line: fencing.log_rejections or fencing.log_skips (0: off). */
+extern int	fence_stats_log_level(FenceStatKind kind);
+
+/* The SQLSTATE of a kind of rejection, as text. */
+extern const char *fence_stats_kind_sqlstate(FenceStatKind kind);
+
+/* Whether a scope name can be a key: 1..FENCING_SCOPE_MAX_LEN bytes, valid in the database encoding. */
+extern bool fence_stats_scope_name_ok(const char *scope);
+
+/* The client's address as pg_stat_activity shows it, "" for none. */
+extern void fence_stats_client_address(char *buf, size_t len);
 
 #endif							/* FENCE_STATS_H */

@@ -49,7 +49,7 @@
 #include "checks/input_checks.h"
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
-#include "telemetry/fence_stats.h"
+#include "telemetry/rejection.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
 #include "trigger/running_statement.h"
@@ -84,71 +84,32 @@ where_written(Relation rel, const FenceConfig *cfg, const char *scope)
 	return psprintf("Relation \"%s\", scope \"%s\"", relname, scope);
 }
 
+/* The rejections of this trigger, raised by telemetry/rejection.c. */
 static bool
 reject_stale(Relation rel, const FenceConfig *cfg, const char *scope,
 			 int64 token, int64 mark, bool row_mark)
 {
-	if (cfg->on_stale == FENCE_ON_STALE_SKIP)
-	{
-		/* counted and logged at fencing.log_skips */
-		fence_stats_reject(FENCE_STAT_SKIPPED, rel, scope, token, mark, -1);
-		return false;
-	}
-	fence_stats_reject(FENCE_STAT_STALE, rel, scope, token, mark, -1);
-	ereport(ERROR,
-			(errcode(ERRCODE_FENCING_STALE_TOKEN),
-			 errmsg("stale fencing token for relation \"%s\"",
-					RelationGetRelationName(rel)),
-			 row_mark ?
-			 errdetail("%s: token " INT64_FORMAT " is below the row's token " INT64_FORMAT ".",
-					   where_written(rel, cfg, scope), token, mark) :
-			 errdetail("%s: token " INT64_FORMAT " is below the scope's mark " INT64_FORMAT ".",
-					   where_written(rel, cfg, scope), token, mark),
-			 errhint("A newer term has been issued; the writer holding token " INT64_FORMAT
-					 " is no longer the leader and must stop writing.", token),
-			 errtable(rel)));
-	return false;				/* keep compiler quiet */
+	FenceWrite	w = {rel, scope, where_written(rel, cfg, scope)};
+
+	return fence_reject_stale(&w, token, mark, row_mark,
+							  cfg->on_stale == FENCE_ON_STALE_SKIP);
 }
 
 static void
 reject_missing(Relation rel, const FenceConfig *cfg, const char *scope)
 {
-	const char *declare = scope == NULL ? "fencing.use_token(token)" :
-		psprintf("fencing.use_token(%s, token)", quote_literal_cstr(scope));
+	FenceWrite	w = {rel, scope, where_written(rel, cfg, scope)};
 
-	fence_stats_reject(FENCE_STAT_MISSING, rel, scope, -1, -1, -1);
-	ereport(ERROR,
-			(errcode(ERRCODE_FENCING_MISSING_TOKEN),
-			 errmsg("missing fencing token for relation \"%s\"",
-					RelationGetRelationName(rel)),
-			 cfg->tokens == FENCE_TOKENS_DECLARED ?
-			 errdetail("%s: the transaction declared no token, and the table takes declared tokens only.",
-					   where_written(rel, cfg, scope)) :
-			 errdetail("%s: the statement did not assign column \"%s\" "
-					   "and the transaction declared no token.",
-					   where_written(rel, cfg, scope), cfg->token_column),
-			 cfg->tokens == FENCE_TOKENS_DECLARED ?
-			 errhint("Call %s in this transaction.", declare) :
-			 errhint("Assign column \"%s\", or call %s in this transaction.",
-					 cfg->token_column, declare),
-			 errtable(rel)));
+	fence_reject_missing(&w, cfg->tokens == FENCE_TOKENS_DECLARED ? NULL : cfg->token_column);
 }
 
 static void
 reject_conflict(Relation rel, const FenceConfig *cfg, const char *scope,
 				int64 column, int64 declared)
 {
-	fence_stats_reject(FENCE_STAT_CONFLICT, rel, scope, column, -1, declared);
-	ereport(ERROR,
-			(errcode(ERRCODE_FENCING_TOKEN_CONFLICT),
-			 errmsg("fencing token in column \"%s\" disagrees with the declared token for relation \"%s\"",
-					cfg->token_column, RelationGetRelationName(rel)),
-			 errdetail("%s: the row offers token " INT64_FORMAT ", the transaction declared " INT64_FORMAT ".",
-					   where_written(rel, cfg, scope), column, declared),
-			 errhint("A declared token is the token of every write of the transaction; "
-					 "leave column \"%s\" out of the statement, or set it to the declared token.",
-					 cfg->token_column),
-			 errtable(rel)));
+	FenceWrite	w = {rel, scope, where_written(rel, cfg, scope)};
+
+	fence_reject_conflict(&w, cfg->token_column, column, declared);
 }
 
 /* A value of the token column as a token. */
@@ -311,8 +272,8 @@ check_scope(Relation rel, const FenceConfig *cfg, const char *scope,
 	*hold = NULL;
 	/* a scope column may name only scopes the table's owner may write to */
 	if (scope == NULL ||
-		scope_mark_check(scope, token, &mark, hold,
-						 cfg->scope_kind == FENCE_SCOPE_COLUMN ? rel : NULL))
+		scope_mark_check(scope, token, &mark, hold, rel,
+						 cfg->scope_kind == FENCE_SCOPE_COLUMN))
 		return true;
 	return reject_stale(rel, cfg, scope, token, mark, false);
 }
@@ -342,10 +303,10 @@ check_row(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
  * scope mark does.
  */
 static void
-confirm(const FenceConfig *cfg, ScopeHold *hold, bool raises_row, int64 token)
+confirm(Relation rel, const FenceConfig *cfg, ScopeHold *hold, bool raises_row, int64 token)
 {
 	if (hold != NULL)
-		scope_mark_confirm(hold, token);
+		scope_mark_confirm(hold, token, rel);
 	if (raises_row && cfg->scope_kind == FENCE_SCOPE_NONE)
 		fencing_require_durable_commit();
 }
@@ -431,7 +392,7 @@ fence_insert(Relation rel, const FenceConfig *cfg, HeapTuple newtuple, Oid fn_oi
 		running_statement_has_on_conflict(RelationGetRelid(rel)) && has_deferred_raise_trigger(rel, fn_oid))
 		scope_mark_defer(hold, running_statement_query());
 	else
-		confirm(cfg, hold, false, token);
+		confirm(rel, cfg, hold, false, token);
 	return store_token(rel, cfg, newtuple, token);
 }
 
@@ -443,7 +404,7 @@ fence_inserted(Relation rel, const FenceConfig *cfg, HeapTuple newtuple)
 	int64		token;
 
 	if (scope != NULL && row_token(newtuple, RelationGetDescr(rel), cfg, &token))
-		(void) scope_mark_raise_deferred(scope, token);
+		(void) scope_mark_raise_deferred(scope, token, rel);
 }
 
 static HeapTuple
@@ -471,9 +432,9 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg)
 	if (!check_row(rel, cfg, oldtuple, old_scope, token, &raises_row))
 		return left_out(new_hold, old_hold);
 
-	confirm(cfg, new_hold, raises_row, token);
+	confirm(rel, cfg, new_hold, raises_row, token);
 	if (old_hold != NULL)
-		scope_mark_confirm(old_hold, token);
+		scope_mark_confirm(old_hold, token, rel);
 
 	moving_row.statement = running_statement_id();
 	moving_row.relid = RelationGetRelid(rel);
@@ -507,7 +468,7 @@ fence_delete(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple)
 		return NULL;
 	if (!check_row(rel, cfg, oldtuple, scope, token, &raises_row))
 		return left_out(hold, NULL);
-	confirm(cfg, hold, raises_row, token);
+	confirm(rel, cfg, hold, raises_row, token);
 	return oldtuple;
 }
 
@@ -627,7 +588,7 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 	if (cfg->scope_kind == FENCE_SCOPE_CONSTANT)
 	{
 		token = incoming_token(rel, cfg, cfg->scope_name, NULL, NULL, false);
-		if (!scope_mark_admit(cfg->scope_name, token, &mark, NULL))
+		if (!scope_mark_admit(cfg->scope_name, token, &mark, rel, false))
 			(void) reject_stale(rel, &strict, cfg->scope_name, token, mark, false);
 		return;
 	}
@@ -654,7 +615,7 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 		for (i = 0; i < n; i++)
 		{
 			token = incoming_token(rel, cfg, names[i], NULL, NULL, false);
-			if (!scope_mark_admit(names[i], token, &mark, rel))
+			if (!scope_mark_admit(names[i], token, &mark, rel, true))
 				(void) reject_stale(rel, &strict, names[i], token, mark, false);
 		}
 		hash_destroy(rows.scopes);
@@ -713,7 +674,7 @@ count_bypass(Relation rel, const FenceConfig *cfg, HeapTuple tuple)
 		if (scope != NULL && (scope[0] == '\0' || strlen(scope) > FENCING_SCOPE_MAX_LEN))
 			scope = NULL;
 	}
-	fence_stats_bypass(rel, scope);
+	fence_count_bypass(rel, scope);
 }
 
 static void
@@ -742,7 +703,6 @@ fence_trigger(PG_FUNCTION_ARGS)
 				 errmsg("fence_trigger: not called by trigger manager")));
 	event = trigdata->tg_event;
 	rel = trigdata->tg_relation;
-	fence_stats_relid = RelationGetRelid(rel);	/* for a ZF003 raised below */
 
 	if (TRIGGER_FIRED_BY_TRUNCATE(event))
 	{

@@ -1,0 +1,386 @@
+/*-------------------------------------------------------------------------
+ *
+ * rejection.c
+ *	  The fence's rejections, ZF001 to ZF005, raised in one place: each is
+ *	  authorized, then counted, logged, and raised with the table's fields.
+ *
+ * Guarantees:
+ *   - A rejection is counted under the scope it names only when that scope
+ *     exists and the write may count under it: for a table written, the
+ *     table's owner holds the write privilege on the scope (the table is
+ *     bound to it, as security/scope_binding.c requires of a scope column);
+ *     with no table (takeover()), the current role holds it.  Otherwise it
+ *     is counted under the table only (and the log line says why not under
+ *     the scope), so no role can raise another tenant's counters or rewrite
+ *     its last rejections by naming its scope in a table of its own.  Scope
+ *     events (terms, lease grants, expiries, refused renewals) likewise count
+ *     only under an existing scope whose lead privilege the role holds: a
+ *     renewal of a scope that does not exist counts nowhere.
+ *   - Each rejection names the table it concerns, or none: the relation is
+ *     passed in by the caller (never remembered from an earlier write), is
+ *     counted and logged with the rejection, and its schema and table fields
+ *     are attached to the error (errtable), ZF003 included.
+ *   - The counters (telemetry/fence_stats.c) charge each new entry to the
+ *     owner of what it counts and bound each role's share.
+ *
+ * A rejection is counted and logged before its ereport(ERROR): the counters
+ * are not transactional and survive the rolled-back transaction.  ZF004 (no
+ * term left) is no write's rejection: it is raised here, not counted.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "telemetry/rejection.h"
+
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "checks/input_checks.h"
+
+/* the log line's words for each kind: a table written, and no table */
+static const char *const kind_what[FENCE_STAT_NUM_KINDS] = {
+	"rejected a stale write",
+	"rejected a write without a token",
+	"rejected a token that was not issued",
+	"rejected a token that disagrees with the declared one",
+	"skipped a stale write"
+};
+static const char *const kind_what_no_table[FENCE_STAT_NUM_KINDS] = {
+	"rejected a stale token",
+	"rejected a missing token",
+	"rejected a token that was not issued",
+	"rejected a token that disagrees with the declared one",
+	"skipped a stale token"
+};
+static const int kind_errcodes[FENCE_STAT_NUM_KINDS] = {
+	ERRCODE_FENCING_STALE_TOKEN,
+	ERRCODE_FENCING_MISSING_TOKEN,
+	ERRCODE_FENCING_TOKEN_NOT_ISSUED,
+	ERRCODE_FENCING_TOKEN_CONFLICT,
+	ERRCODE_FENCING_STALE_TOKEN
+};
+
+static const char *
+role_name(Oid roleid)
+{
+	const char *name = GetUserNameFromId(roleid, true);
+
+	return name != NULL ? name : psprintf("%u", roleid);
+}
+
+/*
+ * Whether an event naming scope may be counted under it: NULL if so (with
+ * *owner, the scope's owner), else why not.  The authority is the owner of
+ * rel when a table was written, else the current role; known: the scope's
+ * row, read by a caller that checked the privilege itself.
+ */
+static const char *
+uncounted_reason(const char *scope, Relation rel, ScopePrivilege priv,
+				 const ScopeInfo *known, Oid *owner)
+{
+	ScopeInfo	info;
+	Oid			authority;
+
+	*owner = InvalidOid;
+	if (!fence_stats_scope_name_ok(scope))
+		return "not a valid scope name";
+	if (known != NULL && known->exists)
+	{
+		*owner = known->owner;
+		return NULL;
+	}
+	if (!scope_info_read(scope, &info))
+		return "no such scope";
+	*owner = info.owner;
+	if (!scope_acl_installed())
+		return NULL;			/* 1.1's schema: no privileges yet */
+	authority = rel != NULL ? rel->rd_rel->relowner : GetUserId();
+	if (scope_acl_has(scope, &info, priv, authority))
+		return NULL;
+	if (rel != NULL)
+		return psprintf("the table's owner, role \"%s\", may not write to it",
+						role_name(authority));
+	return psprintf("role \"%s\" has no \"%s\" privilege on it",
+					role_name(authority), scope_privilege_name(priv));
+}
+
+static const char *
+number_or(int64 n, const char *none)
+{
+	return n < 0 ? none : psprintf(INT64_FORMAT, n);
+}
+
+/*
+ * Count a rejection (or a skipped row) for its table and, if it may count
+ * there, its scope, and log it at fencing.log_rejections/log_skips.
+ */
+static void
+note(FenceStatKind kind, const FenceWrite *w, int64 token, int64 mark, int64 declared)
+{
+	int			level = fence_stats_log_level(kind);
+	const char *reason = NULL;
+	const char *scope_text;
+	Oid			scope_owner = InvalidOid;
+	Oid			relid = w->rel != NULL ? RelationGetRelid(w->rel) : InvalidOid;
+	char		client[64];
+	const char *role;
+
+	Assert(kind < FENCE_STAT_NUM_KINDS);
+	if (level == 0 && !fence_stats_collected())
+		return;
+	if (w->scope != NULL)
+		reason = uncounted_reason(w->scope, w->rel, SCOPE_PRIV_WRITE, NULL, &scope_owner);
+
+	fence_stats_count(kind, relid, w->rel != NULL ? w->rel->rd_rel->relowner : InvalidOid,
+					  reason == NULL ? w->scope : NULL, scope_owner,
+					  token, mark, declared);
+	if (level == 0)
+		return;
+
+	if (w->scope == NULL)
+		scope_text = "none";
+	else if (!fence_stats_scope_name_ok(w->scope))
+		scope_text = "(not a valid name)";
+	else if (reason != NULL)
+		scope_text = psprintf("\"%s\" (not counted for the scope: %s)", w->scope, reason);
+	else
+		scope_text = psprintf("\"%s\"", w->scope);
+	role = GetUserNameFromId(GetUserId(), true);
+	fence_stats_client_address(client, sizeof(client));
+	ereport(level,
+			(errcode(kind_errcodes[kind]),
+			 w->rel != NULL ?
+			 errmsg("fencing %s (%s) to relation \"%s\": scope %s, token %s%s, mark %s, "
+					"role \"%s\", application \"%s\", client %s",
+					kind_what[kind], fence_stats_kind_sqlstate(kind),
+					RelationGetRelationName(w->rel), scope_text,
+					number_or(token, "none"),
+					declared >= 0 ? psprintf(" (declared " INT64_FORMAT ")", declared) : "",
+					number_or(mark, "unknown"),
+					role != NULL ? role : "", application_name != NULL ? application_name : "",
+					client[0] != '\0' ? client : "none") :
+			 errmsg("fencing %s (%s), no relation: scope %s, token %s%s, mark %s, "
+					"role \"%s\", application \"%s\", client %s",
+					kind_what_no_table[kind], fence_stats_kind_sqlstate(kind),
+					scope_text,
+					number_or(token, "none"),
+					declared >= 0 ? psprintf(" (declared " INT64_FORMAT ")", declared) : "",
+					number_or(mark, "unknown"),
+					role != NULL ? role : "", application_name != NULL ? application_name : "",
+					client[0] != '\0' ? client : "none"),
+			 errhidestmt(true)));
+}
+
+/* The opening of the DETAIL: the caller's, or "Relation "public.t", scope "s"". */
+static const char *
+where(const FenceWrite *w)
+{
+	if (w->where != NULL)
+		return w->where;
+	if (w->rel == NULL)
+		return psprintf("Scope \"%s\"", w->scope != NULL ? w->scope : "");
+	return psprintf("Relation \"%s.%s\"%s",
+					get_namespace_name(RelationGetNamespace(w->rel)),
+					RelationGetRelationName(w->rel),
+					w->scope != NULL ? psprintf(", scope \"%s\"", w->scope) : "");
+}
+
+/* errtable() when a table was written; nothing otherwise. */
+static int
+table_fields(const FenceWrite *w)
+{
+	return w->rel != NULL ? errtable(w->rel) : 0;
+}
+
+bool
+fence_reject_stale(const FenceWrite *w, int64 token, int64 mark, bool row_mark, bool skip)
+{
+	if (skip)
+	{
+		/* counted and logged at fencing.log_skips; the row is left out */
+		note(FENCE_STAT_SKIPPED, w, token, mark, -1);
+		return false;
+	}
+	note(FENCE_STAT_STALE, w, token, mark, -1);
+	if (w->rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCING_STALE_TOKEN),
+				 errmsg("stale fencing token for scope \"%s\"", w->scope),
+				 errdetail("%s: token " INT64_FORMAT " is below the scope's mark " INT64_FORMAT ".",
+						   where(w), token, mark),
+				 errhint("A holder with a newer token has taken over: stop writing.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_STALE_TOKEN),
+			 errmsg("stale fencing token for relation \"%s\"",
+					RelationGetRelationName(w->rel)),
+			 row_mark ?
+			 errdetail("%s: token " INT64_FORMAT " is below the row's token " INT64_FORMAT ".",
+					   where(w), token, mark) :
+			 errdetail("%s: token " INT64_FORMAT " is below the scope's mark " INT64_FORMAT ".",
+					   where(w), token, mark),
+			 errhint("A newer term has been issued; the writer holding token " INT64_FORMAT
+					 " is no longer the leader and must stop writing.", token),
+			 errtable(w->rel)));
+	return false;				/* keep compiler quiet */
+}
+
+void
+fence_reject_missing(const FenceWrite *w, const char *token_column)
+{
+	const char *declare = w->scope == NULL ? "fencing.use_token(token)" :
+		psprintf("fencing.use_token(%s, token)", quote_literal_cstr(w->scope));
+
+	Assert(w->rel != NULL);
+	note(FENCE_STAT_MISSING, w, -1, -1, -1);
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_MISSING_TOKEN),
+			 errmsg("missing fencing token for relation \"%s\"",
+					RelationGetRelationName(w->rel)),
+			 token_column == NULL ?
+			 errdetail("%s: the transaction declared no token, and the table takes declared tokens only.",
+					   where(w)) :
+			 errdetail("%s: the statement did not assign column \"%s\" "
+					   "and the transaction declared no token.",
+					   where(w), token_column),
+			 token_column == NULL ?
+			 errhint("Call %s in this transaction.", declare) :
+			 errhint("Assign column \"%s\", or call %s in this transaction.",
+					 token_column, declare),
+			 errtable(w->rel)));
+	pg_unreachable();
+}
+
+void
+fence_reject_not_issued(const FenceWrite *w, int64 token, int64 latest_term)
+{
+	note(FENCE_STAT_NOT_ISSUED, w, token, -1, -1);
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_TOKEN_NOT_ISSUED),
+			 errmsg("fencing token " INT64_FORMAT " was not issued for scope \"%s\"",
+					token, w->scope),
+			 latest_term >= 0 ?
+			 errdetail("Scope \"%s\" admits only terms issued for it; its latest term is " INT64_FORMAT ".",
+					   w->scope, latest_term) :
+			 errdetail("Scope \"%s\" admits only terms issued for it; none has been issued yet.",
+					   w->scope),
+			 errhint("Take a term with fencing.fence_next_epoch(%s) or a lease; a scope fed by an external lock service is created with fencing.create_scope(%s, tokens => 'external').",
+					 quote_literal_cstr(w->scope), quote_literal_cstr(w->scope)),
+			 table_fields(w)));
+	pg_unreachable();
+}
+
+void
+fence_reject_conflict(const FenceWrite *w, const char *token_column, int64 column, int64 declared)
+{
+	Assert(w->rel != NULL);
+	note(FENCE_STAT_CONFLICT, w, column, -1, declared);
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_TOKEN_CONFLICT),
+			 errmsg("fencing token in column \"%s\" disagrees with the declared token for relation \"%s\"",
+					token_column, RelationGetRelationName(w->rel)),
+			 errdetail("%s: the row offers token " INT64_FORMAT ", the transaction declared " INT64_FORMAT ".",
+					   where(w), column, declared),
+			 errhint("A declared token is the token of every write of the transaction; "
+					 "leave column \"%s\" out of the statement, or set it to the declared token.",
+					 token_column),
+			 errtable(w->rel)));
+	pg_unreachable();
+}
+
+void
+fence_reject_no_term_left(const char *scope, int64 mark, int64 latest_term)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_CLOCK_EXHAUSTED),
+			 errmsg("fencing scope \"%s\" has no term left to issue", scope),
+			 latest_term == PG_INT64_MAX ?
+			 errdetail("Scope \"%s\" has issued term " INT64_FORMAT ", the largest bigint.",
+					   scope, latest_term) :
+			 errdetail("The mark of scope \"%s\" is " INT64_FORMAT ", the largest bigint.",
+					   scope, mark),
+			 latest_term == PG_INT64_MAX ?
+			 errhint("Terms never repeat in a scope: use another scope name.") :
+			 errhint("The scope's owner can repair it with fencing.reset_mark(%s, mark), "
+					 "once no writer holds a token above that mark. Other scopes are not affected.",
+					 quote_literal_cstr(scope))));
+	pg_unreachable();
+}
+
+void
+fence_reject_no_band(int64 timeline, int64 max_timeline)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_CLOCK_EXHAUSTED),
+			 errmsg("timeline %lld has no band of fencing terms",
+					(long long) timeline),
+			 errdetail("Terms carry the timeline in their top bits: timelines 1 to %lld have a band.",
+					   (long long) max_timeline)));
+	pg_unreachable();
+}
+
+void
+fence_count_bypass(Relation rel, const char *scope)
+{
+	Oid			scope_owner = InvalidOid;
+
+	if (!fence_stats_collected())
+		return;
+	if (scope != NULL &&
+		uncounted_reason(scope, rel, SCOPE_PRIV_WRITE, NULL, &scope_owner) != NULL)
+		scope = NULL;
+	fence_stats_count(FENCE_STAT_BYPASSED, RelationGetRelid(rel), rel->rd_rel->relowner,
+					  scope, scope_owner, -1, -1, -1);
+}
+
+void
+fence_count_scope_event(const char *scope, FenceStatKind kind, const ScopeInfo *known)
+{
+	Oid			owner;
+
+	if (!fence_stats_collected() ||
+		uncounted_reason(scope, NULL, SCOPE_PRIV_LEAD, known, &owner) != NULL)
+		return;
+	fence_stats_count(kind, InvalidOid, InvalidOid, scope, owner, -1, -1, -1);
+}
+
+/*
+ * fencing.count_lease_event(scope text, event text): for the lease functions
+ * of 1.2, written in SQL (1.3 counts in C, src/leases/lease.c; the library
+ * keeps this for a schema not yet updated).  'grant', 'grant_after_expiry' (a
+ * grant that took over an expired lease: a grant and an expiry),
+ * 'renewal_refused'.  Counted like the events of 1.3: under an existing scope
+ * the current role may lead.
+ */
+PG_FUNCTION_INFO_V1(count_lease_event);
+
+Datum
+count_lease_event(PG_FUNCTION_ARGS)
+{
+	char	   *scope;
+	char	   *event;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("scope and event must not be null")));
+	scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	event = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	fencing_check_scope_name(scope);
+	if (strcmp(event, "grant") == 0)
+		fence_count_scope_event(scope, FENCE_STAT_LEASE_GRANTS, NULL);
+	else if (strcmp(event, "grant_after_expiry") == 0)
+	{
+		fence_count_scope_event(scope, FENCE_STAT_LEASE_GRANTS, NULL);
+		fence_count_scope_event(scope, FENCE_STAT_LEASE_EXPIRIES, NULL);
+	}
+	else if (strcmp(event, "renewal_refused") == 0)
+		fence_count_scope_event(scope, FENCE_STAT_RENEWALS_REFUSED, NULL);
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unrecognized lease event \"%s\"", event),
+				 errhint("A lease event is \"grant\", \"grant_after_expiry\" or \"renewal_refused\".")));
+	PG_RETURN_VOID();
+}

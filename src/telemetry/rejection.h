@@ -1,0 +1,77 @@
+/*-------------------------------------------------------------------------
+ *
+ * rejection.h
+ *	  The fence's rejections (ZF001-ZF005), raised in one place: each is
+ *	  counted (only under a scope the write may count under), logged, and
+ *	  carries the table's fields when a table was written.
+ *
+ * Layers: the trigger, takeover() (marks/scope_mark.c) and the clock call
+ * in; this module calls down to the scope registry and privileges
+ * (security/) and to the counters (telemetry/fence_stats.c), and nothing
+ * below it calls up into it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef REJECTION_H
+#define REJECTION_H
+
+#include "fencing.h"
+
+#include "utils/relcache.h"
+
+#include "security/scope_acl.h"
+#include "telemetry/fence_stats.h"
+
+/*
+ * What a rejected write concerns.  rel: the table written, NULL when no
+ * table is (takeover()).  scope: the scope the write names, NULL for a
+ * table fenced per row only (a table's write names it in its DETAIL even
+ * when it does not count under it).  where: the opening of the DETAIL
+ * ("Relation "public.t", scope "s""), NULL to have it made from rel and scope.
+ */
+typedef struct FenceWrite
+{
+	Relation	rel;
+	const char *scope;
+	const char *where;
+} FenceWrite;
+
+/*
+ * ZF001: token below mark (the scope's, or with row_mark the row's).  With
+ * skip (policy "skip") the row is counted and logged as skipped and false
+ * is returned; otherwise it raises the error.
+ */
+extern bool fence_reject_stale(const FenceWrite *w, int64 token, int64 mark,
+							   bool row_mark, bool skip);
+
+/* ZF002: no token; token_column NULL when the table takes declared tokens only. */
+pg_noreturn extern void fence_reject_missing(const FenceWrite *w, const char *token_column);
+
+/* ZF003: an 'issued' scope's mark would rise to a token never issued for it. */
+pg_noreturn extern void fence_reject_not_issued(const FenceWrite *w, int64 token,
+									int64 latest_term);
+
+/* ZF004: the scope has no term left (mark or latest term is the largest bigint). */
+pg_noreturn extern void fence_reject_no_term_left(const char *scope, int64 mark,
+									  int64 latest_term);
+
+/* ZF004: the timeline has no band of terms. */
+pg_noreturn extern void fence_reject_no_band(int64 timeline, int64 max_timeline);
+
+/* ZF005: the token column disagrees with the declared token. */
+pg_noreturn extern void fence_reject_conflict(const FenceWrite *w, const char *token_column,
+								  int64 column, int64 declared);
+
+/* A write let through by fencing.bypass: counted like a rejection of it. */
+extern void fence_count_bypass(Relation rel, const char *scope);
+
+/*
+ * A scope event without a table: a term issued, a lease granted, expired or
+ * its renewal refused.  Counted under an existing scope whose lead
+ * privilege the current role holds; known: the scope's row as the caller
+ * read it after checking that privilege, or NULL to read and check it here.
+ */
+extern void fence_count_scope_event(const char *scope, FenceStatKind kind,
+									const ScopeInfo *known);
+
+#endif							/* REJECTION_H */
