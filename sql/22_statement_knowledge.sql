@@ -106,6 +106,25 @@ SELECT sk_merge('sk_col');
 \c :regress_db
 SELECT sk_merge('sk_none');
 \echo :LAST_ERROR_SQLSTATE
+-- unseen, but the session's top-level statement with one ModifyTable node: known
+\c :regress_db
+UPDATE sk_rows SET tok = 5, v = 'first statement' WHERE id = 2;
+\c :regress_db
+PREPARE sk_upd AS UPDATE sk_rows SET tok = 5, v = 'prepared' WHERE id = 2;
+EXECUTE sk_upd;
+\c :regress_db
+UPDATE sk_rows SET v = 'first statement, tokenless' WHERE id = 2;
+\echo :LAST_ERROR_SQLSTATE
+-- ... a MERGE whose UPDATE actions all assign tok, or none does, too
+\c :regress_db
+MERGE INTO sk_rows t USING (VALUES (1)) s(id) ON t.id = s.id
+  WHEN MATCHED AND s.id = 2 THEN UPDATE SET tok = 5, v = 'other'
+  WHEN MATCHED THEN UPDATE SET tok = 5, v = 'leader merge';
+\c :regress_db
+MERGE INTO sk_rows t USING (VALUES (1)) s(id) ON t.id = s.id
+  WHEN MATCHED THEN UPDATE SET v = 'zombie';
+\echo :LAST_ERROR_SQLSTATE
+-- ... but not one whose running action is not known (above)
 -- unseen, a changed token was assigned (whatever the statement)
 \c :regress_db
 BEGIN;
@@ -207,7 +226,12 @@ MERGE INTO sk_part t USING (VALUES (2)) s(id) ON t.id = s.id
   WHEN MATCHED AND false THEN UPDATE SET part = 2
   WHEN MATCHED THEN DELETE;
 COMMIT;
--- unseen: a move leaving the token as it is cannot be told from a MERGE action; a new token can
+-- unseen top-level UPDATE: known
+\c :regress_db
+UPDATE sk_part SET part = 1, tok = 5 WHERE id = 1;
+\c :regress_db
+UPDATE sk_part SET part = 2, tok = 5 WHERE id = 1;
+-- unseen nested: a move leaving the token as it is cannot be told from a MERGE action; a new token can
 \c :regress_db
 DO $$ BEGIN UPDATE sk_part SET part = 1, tok = 5 WHERE id = 1; END $$;
 \echo :LAST_ERROR_SQLSTATE

@@ -314,7 +314,20 @@ update_assigns_token(const TriggerData *trigdata, const FenceConfig *cfg,
 					   trigdata->tg_updatedcols))
 		return ASSIGNS_NO;
 	if (st->by == FIRED_BY_UNSEEN)
-		return ASSIGNS_UNKNOWN;
+	{
+		if (st->operation == CMD_UPDATE || st->operation == CMD_INSERT)
+			return ASSIGNS_YES;
+		switch (running_statement_portal_merge_assigns(st, RelationGetRelid(trigdata->tg_relation),
+													   cfg->token_attnum))
+		{
+			case 1:
+				return ASSIGNS_YES;
+			case 0:
+				return ASSIGNS_NO;
+			default:
+				return ASSIGNS_UNKNOWN;
+		}
+	}
 #if PG_VERSION_NUM >= 150000
 	if (st->by == FIRED_BY_PLAN && st->operation == CMD_MERGE)
 	{
@@ -484,11 +497,11 @@ fence_insert(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 	/*
 	 * INSERT ... ON CONFLICT may not write this row: a raise waits for the
 	 * AFTER INSERT trigger, which fires only for rows written.  So does the
-	 * raise of a statement no hook saw (which may be one): the outcome is
-	 * the same for a row that is written.
+	 * raise of a statement no hook saw, not known (it may be one): the
+	 * outcome is the same for a row that is written.
 	 */
 	if (hold != NULL && !scope_mark_admits_without_raise(hold, token) &&
-		(st->by == FIRED_BY_UNSEEN || (st->by == FIRED_BY_PLAN && st->on_conflict)))
+		(st->on_conflict || (st->by == FIRED_BY_UNSEEN && st->operation == CMD_UNKNOWN)))
 	{
 		if (has_deferred_raise_trigger(rel, trigdata->tg_trigger->tgfoid))
 		{
@@ -563,7 +576,7 @@ static bool
 may_move_row(const FiringStatement *st)
 {
 	if (st->by == FIRED_BY_UNSEEN)
-		return true;
+		return st->operation != CMD_DELETE && st->operation != CMD_INSERT;
 	if (st->by != FIRED_BY_PLAN)
 		return false;
 #if PG_VERSION_NUM >= 150000
@@ -810,7 +823,7 @@ fence_trigger(PG_FUNCTION_ARGS)
 	}
 
 	/* a copy: statements run meanwhile (by the checks) reuse the answer's storage */
-	st = *running_statement_firing(trigdata);
+	st = *running_statement_firing(trigdata, fcinfo->flinfo->fn_mcxt);
 	if (TRIGGER_FIRED_BY_INSERT(event))
 		return PointerGetDatum(fence_insert(trigdata, cfg, &st));
 	if (TRIGGER_FIRED_BY_UPDATE(event))

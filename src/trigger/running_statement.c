@@ -31,7 +31,10 @@
  * statement (DO, CALL, EXPLAIN ANALYZE, a function called by a write).  Such
  * statements can only run in the transaction that loaded the library; in it
  * an unknown trigger is FIRED_BY_UNSEEN and the fence judges it without the
- * statement or refuses it (fence_trigger.c), never by a guess.  With the
+ * statement or refuses it (fence_trigger.c), never by a guess.  Only the
+ * active portal's own statement, when its plan has a single ModifyTable
+ * node, is told apart by the memory context its executor state lives in
+ * (portal_statement_operation()).  With the
  * library in shared_preload_libraries (or session_preload_libraries) every
  * statement is seen.
  *
@@ -42,6 +45,8 @@
 #include "access/xact.h"
 #include "executor/executor.h"
 #include "nodes/parsenodes.h"
+#include "parser/parsetree.h"
+#include "tcop/pquery.h"
 
 #include "marks/scope_mark.h"
 
@@ -264,8 +269,38 @@ running_statement_init(void)
 	unseen_id = ++last_id;
 }
 
+/*
+ * The operation of the top-level statement of the active portal when it is
+ * the statement no frame saw that fired the trigger, else CMD_UNKNOWN.  The
+ * executor fills a ResultRelInfo's trigger FmgrInfo at the first call, in
+ * its statement's query context (ExecutorRun works in it); that context is
+ * made in the portal's own context only for the portal's own statement
+ * (statements nested in it run under SPI's or a SQL function's contexts).
+ * With one planned statement, no data-modifying WITH query and a
+ * ModifyTable at the top, that node is the one that fired.
+ */
+static CmdType
+portal_statement_operation(MemoryContext trigger_cxt, bool *on_conflict)
+{
+	PlannedStmt *stmt;
+	ModifyTable *mt;
+
+	*on_conflict = false;
+	if (ActivePortal == NULL || trigger_cxt == NULL ||
+		trigger_cxt->parent != ActivePortal->portalContext ||
+		list_length(ActivePortal->stmts) != 1)
+		return CMD_UNKNOWN;
+	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);
+	if (stmt->commandType == CMD_UTILITY || stmt->hasModifyingCTE ||
+		stmt->planTree == NULL || !IsA(stmt->planTree, ModifyTable))
+		return CMD_UNKNOWN;
+	mt = (ModifyTable *) stmt->planTree;
+	*on_conflict = mt->operation == CMD_INSERT && mt->onConflictAction != ONCONFLICT_NONE;
+	return mt->operation;
+}
+
 const FiringStatement *
-running_statement_firing(const TriggerData *trigdata)
+running_statement_firing(const TriggerData *trigdata, MemoryContext trigger_cxt)
 {
 	const Trigger *trigger = trigdata->tg_trigger;
 	RunningStatement *frame;
@@ -301,10 +336,47 @@ running_statement_firing(const TriggerData *trigdata)
 		last_found.by = FIRED_BY_UNSEEN;
 		last_found.id = unseen_id;
 		last_found.key = &unseen_statement;
+		last_found.operation = portal_statement_operation(trigger_cxt, &last_found.on_conflict);
 	}
 	else
 		last_found.by = FIRED_WITHOUT_PLAN;
 	return &last_found;
+}
+
+int
+running_statement_portal_merge_assigns(const FiringStatement *st, Oid relid, AttrNumber attnum)
+{
+#if PG_VERSION_NUM >= 150000
+	PlannedStmt *stmt;
+	ModifyTable *mt;
+	ListCell   *lc;
+	int			assigning = 0;
+	int			updates = 0;
+
+	if (st->by != FIRED_BY_UNSEEN || st->operation != CMD_MERGE)
+		return -1;
+	/* the statement portal_statement_operation() found */
+	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);
+	mt = (ModifyTable *) stmt->planTree;
+	if (list_length(mt->resultRelations) != 1 || list_length(mt->mergeActionLists) != 1 ||
+		rt_fetch(linitial_int(mt->resultRelations), stmt->rtable)->relid != relid)
+		return -1;
+	foreach(lc, (List *) linitial(mt->mergeActionLists))
+	{
+		MergeAction *action = (MergeAction *) lfirst(lc);
+
+		if (action->commandType != CMD_UPDATE)
+			continue;
+		updates++;
+		if (list_member_int(action->updateColnos, attnum))
+			assigning++;
+	}
+	if (assigning == updates)
+		return 1;
+	if (assigning == 0)
+		return 0;
+#endif
+	return -1;
 }
 
 /* A raise deferred under an unseen statement: remember which trigger's. */

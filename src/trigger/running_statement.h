@@ -34,12 +34,22 @@ typedef struct FiringStatement
 	const void *key;			/* the statement, for scope_mark_defer() */
 	CmdType		operation;		/* FIRED_BY_PLAN: its ModifyTable's operation */
 	bool		on_conflict;	/* FIRED_BY_PLAN: INSERT ... ON CONFLICT */
+
+	/*
+	 * FIRED_BY_UNSEEN: the operation of the statement when it is known to be
+	 * the top-level statement of the active portal, with one ModifyTable
+	 * node; else CMD_UNKNOWN.
+	 */
 	ModifyTableState *mt;		/* FIRED_BY_PLAN: the node */
 	ResultRelInfo *rri;			/* FIRED_BY_PLAN: the relation it fired for */
 } FiringStatement;
 
-/* The statement whose write fired trigdata (a row trigger). */
-extern const FiringStatement *running_statement_firing(const TriggerData *trigdata);
+/*
+ * The statement whose write fired trigdata (a row trigger); trigger_cxt is
+ * the memory context of the trigger's FmgrInfo (fcinfo->flinfo->fn_mcxt).
+ */
+extern const FiringStatement *running_statement_firing(const TriggerData *trigdata,
+													   MemoryContext trigger_cxt);
 
 /*
  * For a row trigger fired by a MERGE (FIRED_BY_PLAN, CMD_MERGE): the command
@@ -48,6 +58,15 @@ extern const FiringStatement *running_statement_firing(const TriggerData *trigda
  * relation the trigger fired for.  CMD_UNKNOWN when it cannot be told.
  */
 extern CmdType running_statement_merge_action(const FiringStatement *st, List **colnos);
+
+/*
+ * For a row trigger on relid fired by the unseen top-level MERGE
+ * (FIRED_BY_UNSEEN, CMD_MERGE), when the MERGE writes relid alone: 1 when
+ * every UPDATE action assigns attnum, 0 when none does (whichever runs, the
+ * answer is that), -1 otherwise.
+ */
+extern int	running_statement_portal_merge_assigns(const FiringStatement *st, Oid relid,
+												   AttrNumber attnum);
 
 /*
  * The key under which the row trigger trigdata, fired by st, defers a raise
