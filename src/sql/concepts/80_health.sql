@@ -148,6 +148,10 @@ BEGIN
                       AND ps.name OPERATOR(pg_catalog.=) ANY ('{shared_preload_libraries,session_preload_libraries}'::text[]))
        AND EXISTS (SELECT 1 FROM pg_catalog.pg_settings ps
                     WHERE ps.name OPERATOR(pg_catalog.=) 'shared_preload_libraries') THEN
+        -- an extension script runs with client_min_messages raised to warning
+        -- (until it ends): the session's own level lets the notice through
+        PERFORM pg_catalog.set_config('client_min_messages', s.reset_val, true)
+           FROM pg_catalog.pg_settings s WHERE s.name OPERATOR(pg_catalog.=) 'client_min_messages';
         RAISE NOTICE 'fencing is not in shared_preload_libraries'
             USING DETAIL = 'A session then loads the library at its first fenced write, in the middle of that statement, which the fence cannot see: a write it cannot judge without the statement is refused (SQLSTATE 55000) and must be retried.',
                   HINT = 'Add fencing to shared_preload_libraries (restart), or to session_preload_libraries.';
