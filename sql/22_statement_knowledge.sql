@@ -259,6 +259,78 @@ COPY sk_rows FROM stdin;
 \.
 \echo :LAST_ERROR_SQLSTATE
 SELECT id, v, tok FROM sk_rows ORDER BY id;
+
+-- 6. neighbours a careless application reaches
+LOAD 'fencing';
+-- an upsert into a partitioned table (the partition's ResultRelInfo is routed)
+INSERT INTO sk_part VALUES (1, 2, 'dn', 9) ON CONFLICT DO NOTHING;
+SELECT mark FROM fencing.scopes WHERE scope = 'sk';
+INSERT INTO sk_part VALUES (1, 2, 'du', 5) ON CONFLICT (id, part) DO UPDATE SET v = excluded.v;
+\echo :LAST_ERROR_SQLSTATE
+-- a trigger writing the same table, between the statement's rows
+INSERT INTO sk_rows VALUES (3, 'third', 5);
+CREATE FUNCTION sk_touch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.id = 1 AND pg_trigger_depth() = 1 THEN
+    UPDATE sk_rows SET v = 'touched', tok = 5 WHERE id = 3;
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER a_touch BEFORE UPDATE ON sk_rows FOR EACH ROW EXECUTE FUNCTION sk_touch();
+UPDATE sk_rows SET v = 'multi', tok = 5 WHERE id IN (1, 2);
+UPDATE sk_rows SET v = 'multi, tokenless' WHERE id IN (1, 2);
+\echo :LAST_ERROR_SQLSTATE
+SELECT id, v, tok FROM sk_rows ORDER BY id;
+DROP TRIGGER a_touch ON sk_rows;
+DELETE FROM sk_rows WHERE id = 3 AND fencing.use_token('sk', 5) = 5;
+-- a MERGE in a SQL function
+CREATE FUNCTION sk_sql_merge() RETURNS void LANGUAGE sql AS $$
+  MERGE INTO sk_rows t USING (VALUES (1)) s(id) ON t.id = s.id
+    WHEN MATCHED AND false THEN UPDATE SET tok = 99
+    WHEN MATCHED THEN UPDATE SET v = 'zombie' $$;
+SELECT sk_sql_merge();
+\echo :LAST_ERROR_SQLSTATE
+-- an INSTEAD OF trigger MERGEing, as a session's first statement and later
+CREATE VIEW sk_iv AS SELECT id, v FROM sk_rows;
+CREATE FUNCTION sk_iv_upd() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  MERGE INTO sk_rows t USING (VALUES (NEW.id)) s(id) ON t.id = s.id
+    WHEN MATCHED AND false THEN UPDATE SET tok = 99
+    WHEN MATCHED THEN UPDATE SET v = NEW.v;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER sk_iv_upd INSTEAD OF UPDATE ON sk_iv FOR EACH ROW EXECUTE FUNCTION sk_iv_upd();
+\c :regress_db
+UPDATE sk_iv SET v = 'zombie' WHERE id = 1;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE sk_iv SET v = 'zombie' WHERE id = 1;
+\echo :LAST_ERROR_SQLSTATE
+-- a PL/pgSQL FOR loop over an UPDATE ... RETURNING (its own portal), first
+CREATE FUNCTION sk_loop() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE r record; n int := 0;
+BEGIN
+  FOR r IN UPDATE sk_rows SET v = 'loop', tok = 5 WHERE id = 2 RETURNING * LOOP n := n + 1; END LOOP;
+  RETURN n;
+END $$;
+\c :regress_db
+SELECT sk_loop();
+-- an upsert whose rows are computed by a function that loads the library:
+-- the raise waits for a written row, the lock goes when none is
+CREATE FUNCTION sk_load(i int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN PERFORM fencing.committed_mark('sk'); RETURN i; END $$;
+\c :regress_db
+BEGIN;
+DO $$ BEGIN INSERT INTO sk_rows SELECT sk_load(g), 'dn', 9 FROM generate_series(1, 2) g ON CONFLICT DO NOTHING; END $$;
+SELECT mark FROM fencing.scopes WHERE scope = 'sk';
+SELECT count(*) AS advisory_locks FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+ROLLBACK;
+\c :regress_db
+BEGIN;
+INSERT INTO sk_rows SELECT sk_load(g), 'dn', 9 FROM generate_series(2, 4) g ON CONFLICT DO NOTHING;
+SELECT mark FROM fencing.scopes WHERE scope = 'sk';
+ROLLBACK;
+DROP VIEW sk_iv;
+DROP FUNCTION sk_touch(), sk_sql_merge(), sk_iv_upd(), sk_loop(), sk_load(int);
 DROP VIEW sk_view;
 DROP TABLE sk_rows, sk_skip, sk_decl, sk_col, sk_none, sk_part, sk_other;
 DROP FUNCTION sk_merge(regclass);
