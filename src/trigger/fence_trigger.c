@@ -150,21 +150,28 @@ reject_conflict(Relation rel, const FenceConfig *cfg, const char *scope,
 }
 
 /*
- * The statement that fired the trigger began before the library was loaded
- * (no hook saw it), and what it does decides the write: refuse rather than
- * guess.  Retrying works, the library is loaded by then.
+ * The statement that fired the trigger is not known (it began before the
+ * library was loaded, so no hook saw it; or no running statement holds the
+ * trigger), and what it does decides the write: refuse rather than guess.
+ * Retrying works when the library was loaded meanwhile.
  */
 static void
-reject_unseen(Relation rel, const FenceConfig *cfg, const char *scope, const char *unknown)
+reject_unseen(Relation rel, const FenceConfig *cfg, const char *scope,
+			  const FiringStatement *st, const char *unknown)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("the fence could not see the statement writing to relation \"%s\"",
 					RelationGetRelationName(rel)),
+			 st->by == FIRED_BY_UNSEEN ?
 			 errdetail("%s: the fencing library was loaded while this statement was running, so the fence cannot tell %s.",
+					   where_written(rel, cfg, scope), unknown) :
+			 errdetail("%s: no statement the fence saw start holds the trigger that fired (a write that runs no plan, or an executor hook that does not call the previous one), so the fence cannot tell %s.",
 					   where_written(rel, cfg, scope), unknown),
+			 st->by == FIRED_BY_UNSEEN ?
 			 errhint("Add fencing to shared_preload_libraries (or session_preload_libraries), "
-					 "or retry the statement: the library is loaded now."),
+					 "or retry the statement: the library is loaded now.") :
+			 errhint("Declare the token with fencing.use_token()."),
 			 errtable(rel)));
 }
 
@@ -313,8 +320,9 @@ update_assigns_token(const TriggerData *trigdata, const FenceConfig *cfg,
 	if (!bms_is_member(cfg->token_attnum - FirstLowInvalidHeapAttributeNumber,
 					   trigdata->tg_updatedcols))
 		return ASSIGNS_NO;
-	if (st->by == FIRED_BY_UNSEEN)
+	if (st->by != FIRED_BY_PLAN)
 	{
+		/* the active portal's own statement, or not known */
 		if (st->operation == CMD_UPDATE || st->operation == CMD_INSERT)
 			return ASSIGNS_YES;
 		switch (running_statement_portal_merge_assigns(st, RelationGetRelid(trigdata->tg_relation),
@@ -350,7 +358,7 @@ update_assigns_token(const TriggerData *trigdata, const FenceConfig *cfg,
  */
 static bool
 unseen_update_assigns_token(const TriggerData *trigdata, const FenceConfig *cfg,
-							const char *scope)
+							const char *scope, const FiringStatement *st)
 {
 	Relation	rel = trigdata->tg_relation;
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -364,7 +372,7 @@ unseen_update_assigns_token(const TriggerData *trigdata, const FenceConfig *cfg,
 		return has_after;
 	if (cfg->tokens != FENCE_TOKENS_COLUMN || declared_token_lookup(scope, &declared))
 		return false;
-	reject_unseen(rel, cfg, scope,
+	reject_unseen(rel, cfg, scope, st,
 				  psprintf("whether it assigned column \"%s\" (a MERGE action that does not assign it leaves the row's token in place)",
 						   cfg->token_column));
 	return false;				/* keep compiler quiet */
@@ -509,7 +517,7 @@ fence_insert(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 			return store_token(rel, cfg, newtuple, token);
 		}
 		if (st->by == FIRED_BY_UNSEEN)
-			reject_unseen(rel, cfg, scope,
+			reject_unseen(rel, cfg, scope, st,
 						  "whether the row will be written (INSERT ... ON CONFLICT), and the table lacks the AFTER INSERT trigger that raises the mark only for a row written");
 	}
 	confirm(cfg, hold, false, token);
@@ -544,7 +552,7 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 
 	token = incoming_token(rel, cfg, new_scope, newtuple, oldtuple,
 						   assigns == ASSIGNS_UNKNOWN ?
-						   unseen_update_assigns_token(trigdata, cfg, new_scope) :
+						   unseen_update_assigns_token(trigdata, cfg, new_scope, st) :
 						   assigns == ASSIGNS_YES);
 
 	if (!check_scope(rel, cfg, new_scope, token, &new_hold))

@@ -66,8 +66,11 @@ static RunningStatement *innermost = NULL;
 static bool unseen_possible = false;
 
 /* The key of the statements no frame saw (scope_mark_defer()), their id. */
-static const char unseen_statement = 0;
+static char unseen_statement;	/* distinct addresses: not const (mergeable) */
 static uint64 unseen_id = 0;
+
+/* The key of the writes that run no plan. */
+static char unplanned_statement;
 
 /*
  * The triggers that deferred a raise under the unseen key: the unseen
@@ -336,10 +339,14 @@ running_statement_firing(const TriggerData *trigdata, MemoryContext trigger_cxt)
 		last_found.by = FIRED_BY_UNSEEN;
 		last_found.id = unseen_id;
 		last_found.key = &unseen_statement;
-		last_found.operation = portal_statement_operation(trigger_cxt, &last_found.on_conflict);
 	}
 	else
+	{
+		/* its deferred raises keep their locks until the transaction ends */
 		last_found.by = FIRED_WITHOUT_PLAN;
+		last_found.key = &unplanned_statement;
+	}
+	last_found.operation = portal_statement_operation(trigger_cxt, &last_found.on_conflict);
 	return &last_found;
 }
 
@@ -353,7 +360,7 @@ running_statement_portal_merge_assigns(const FiringStatement *st, Oid relid, Att
 	int			assigning = 0;
 	int			updates = 0;
 
-	if (st->by != FIRED_BY_UNSEEN || st->operation != CMD_MERGE)
+	if (st->by == FIRED_BY_PLAN || st->operation != CMD_MERGE)
 		return -1;
 	/* the statement portal_statement_operation() found */
 	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);

@@ -36,8 +36,8 @@ typedef struct FiringStatement
 	bool		on_conflict;	/* FIRED_BY_PLAN: INSERT ... ON CONFLICT */
 
 	/*
-	 * FIRED_BY_UNSEEN: the operation of the statement when it is known to be
-	 * the top-level statement of the active portal, with one ModifyTable
+	 * Not FIRED_BY_PLAN: the operation of the statement when it is known to
+	 * be the top-level statement of the active portal, with one ModifyTable
 	 * node; else CMD_UNKNOWN.
 	 */
 	ModifyTableState *mt;		/* FIRED_BY_PLAN: the node */
@@ -60,8 +60,8 @@ extern const FiringStatement *running_statement_firing(const TriggerData *trigda
 extern CmdType running_statement_merge_action(const FiringStatement *st, List **colnos);
 
 /*
- * For a row trigger on relid fired by the unseen top-level MERGE
- * (FIRED_BY_UNSEEN, CMD_MERGE), when the MERGE writes relid alone: 1 when
+ * For a row trigger on relid fired by the active portal's top-level MERGE
+ * that no frame holds (not FIRED_BY_PLAN, CMD_MERGE), when the MERGE writes relid alone: 1 when
  * every UPDATE action assigns attnum, 0 when none does (whichever runs, the
  * answer is that), -1 otherwise.
  */
