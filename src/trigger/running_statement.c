@@ -401,8 +401,8 @@ running_statement_defer_key(const FiringStatement *st, const TriggerData *trigda
 		unseen_deferring[n_unseen_deferring++] = trigdata->tg_trigger;
 
 	/*
-	 * More tables than that in one unseen statement: its deferred locks stay
-	 * until the transaction ends (the safe side: nothing is given back early).
+	 * More tables than that in one unseen statement: the ones recorded find
+	 * it when it finishes, which gives back all its deferrals (one key).
 	 */
 	return st->key;
 }
