@@ -226,6 +226,23 @@ MERGE INTO sk_part t USING (VALUES (2)) s(id) ON t.id = s.id
   WHEN MATCHED AND false THEN UPDATE SET part = 2
   WHEN MATCHED THEN DELETE;
 COMMIT;
+-- a partition whose attribute numbers differ from its parent's: the
+-- parent's v has the partition's tok number; judged in the partition's
+CREATE TABLE sk_xp (id int, v text, tok bigint, part int) PARTITION BY LIST (part);
+CREATE TABLE sk_xp1 (junk int, tok bigint, part int, v text, id int);
+ALTER TABLE sk_xp1 DROP COLUMN junk;
+ALTER TABLE sk_xp ATTACH PARTITION sk_xp1 FOR VALUES IN (1);
+SELECT fencing.protect('sk_xp', 'tok', scope => 'sk');
+INSERT INTO sk_xp VALUES (1, 'leader', 5, 1);
+MERGE INTO sk_xp t USING (VALUES (1)) s(id) ON t.id = s.id
+  WHEN MATCHED AND false THEN UPDATE SET v = 'zombie'
+  WHEN MATCHED THEN UPDATE SET tok = 5, v = 'leader merge';
+MERGE INTO sk_xp t USING (VALUES (1)) s(id) ON t.id = s.id
+  WHEN MATCHED AND false THEN UPDATE SET tok = 99
+  WHEN MATCHED THEN UPDATE SET v = 'zombie';
+\echo :LAST_ERROR_SQLSTATE
+SELECT id, v, tok FROM sk_xp;
+DROP TABLE sk_xp;
 -- unseen top-level UPDATE: known
 \c :regress_db
 UPDATE sk_part SET part = 1, tok = 5 WHERE id = 1;
