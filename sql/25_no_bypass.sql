@@ -295,7 +295,8 @@ ALTER TABLE pp1 DISABLE TRIGGER zz_fence_row;
 SELECT enabled, problem FROM fencing.protected_tables WHERE relation = 'pp'::regclass;
 
 -- 9. a session's first write of a fenced table loads the library in the
--- middle of its statement (no statement stack yet): the same decisions
+-- middle of its statement (no statement stack yet): the same decisions, or
+-- 55000 where only the statement could decide
 SELECT fencing.fence_next_epoch('merge-scope') AS t3 \gset
 CREATE FUNCTION merge_untokened() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -315,13 +316,14 @@ SELECT fencing.create_scope('first-oc', tokens => 'external');
 SELECT fencing.takeover('first-oc', 10);
 INSERT INTO first_oc VALUES (1, 'seed', 10);
 \c fencing_no_bypass
--- a MERGE whose action ran does not assign tok: no token (ZF002)
+-- a MERGE whose action ran does not assign tok: the fence could not see the
+-- statement start, and its actions disagree: refused (55000), never admitted
 MERGE INTO m USING (VALUES (1, 'first')) s(id, v) ON m.id = s.id
   WHEN MATCHED AND s.v = 'y' THEN UPDATE SET v = s.v, tok = 99
   WHEN MATCHED THEN UPDATE SET v = s.v;
 \echo :LAST_ERROR_SQLSTATE
 \c fencing_no_bypass
--- the same MERGE run by a function (the statement cannot be told: the safe side)
+-- the same MERGE run by a function: refused (55000) likewise
 SELECT merge_untokened();
 \echo :LAST_ERROR_SQLSTATE
 \c fencing_no_bypass

@@ -56,15 +56,17 @@
 
 /*
  * A row moving between partitions fires BEFORE UPDATE on the source, then
- * BEFORE DELETE there (with no NEW row) and BEFORE INSERT on the target.  The
- * token admitted for the UPDATE is remembered with the row's tuple, so that
- * the DELETE of that same tuple by that same statement, and nothing else,
- * carries it.
+ * BEFORE DELETE there (with no NEW row, on the same ResultRelInfo, so the
+ * same copy of the trigger) and BEFORE INSERT on the target.  The token
+ * admitted for the UPDATE is remembered with the row's tuple and that copy
+ * of the trigger, so that the DELETE of that same tuple by that same run of
+ * that statement, when the statement is an UPDATE (or a MERGE running an
+ * UPDATE action), and nothing else, carries it.
  */
 static struct
 {
-	uint64		statement;		/* running_statement_id(), 0 when unused */
-	Oid			relid;
+	uint64		statement;		/* FiringStatement.id, 0 when unused */
+	const Trigger *trigger;
 	ItemPointerData tid;
 	int64		token;
 } moving_row;
@@ -125,6 +127,32 @@ token_datum(const FenceConfig *cfg, Datum d)
 		default:
 			return DatumGetInt64(d);
 	}
+}
+
+/*
+ * The statement that fired the trigger is not known (it began before the
+ * library was loaded, so no hook saw it; or no running statement holds the
+ * trigger), and what it does decides the write: refuse rather than guess.
+ * Retrying works when the library was loaded meanwhile.
+ */
+static void
+reject_unseen(Relation rel, const FenceConfig *cfg, const char *scope,
+			  const FiringStatement *st, const char *unknown)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("the fence could not see the statement writing to relation \"%s\"",
+					RelationGetRelationName(rel)),
+			 st->by == FIRED_BY_UNSEEN ?
+			 errdetail("%s: the fencing library was loaded while this statement was running, so the fence cannot tell %s.",
+					   where_written(rel, cfg, scope), unknown) :
+			 errdetail("%s: no statement the fence saw start holds the trigger that fired (a write that runs no plan, or an executor hook that does not call the previous one), so the fence cannot tell %s.",
+					   where_written(rel, cfg, scope), unknown),
+			 st->by == FIRED_BY_UNSEEN ?
+			 errhint("Add fencing to shared_preload_libraries (or session_preload_libraries), "
+					 "or retry the statement: the library is loaded now.") :
+			 errhint("Declare the token with fencing.use_token()."),
+			 errtable(rel)));
 }
 
 /* The token stored in a row, if any. */
@@ -241,25 +269,82 @@ incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 }
 
 /*
- * Whether an UPDATE assigned the token column.  MERGE reports the columns of
- * all its UPDATE actions together: when only some of them assign the token
- * column, a token is taken from it only if the row's token changed (then the
- * action that ran certainly assigned it).
+ * Whether an UPDATE assigned the token column.  A MERGE hands the trigger
+ * the columns of all its UPDATE actions together: it is asked of the action
+ * running, by attribute number (of the relation the trigger fired for, views
+ * and partitions mapped by the planner); when that cannot be told, the
+ * column is not taken.  A statement no hook saw: ASSIGNS_UNKNOWN.
  */
-static bool
-update_assigns_token(const TriggerData *trigdata, const FenceConfig *cfg)
+typedef enum
 {
-	TupleDesc	desc = RelationGetDescr(trigdata->tg_relation);
-	int64		before;
-	int64		after;
+	ASSIGNS_NO,
+	ASSIGNS_YES,
+	ASSIGNS_UNKNOWN
+} Assigns;
 
+static Assigns
+update_assigns_token(const TriggerData *trigdata, const FenceConfig *cfg,
+					 const FiringStatement *st)
+{
 	if (!bms_is_member(cfg->token_attnum - FirstLowInvalidHeapAttributeNumber,
 					   trigdata->tg_updatedcols))
+		return ASSIGNS_NO;
+	if (st->by != FIRED_BY_PLAN)
+	{
+		/* the active portal's own statement, or not known */
+		if (st->operation == CMD_UPDATE || st->operation == CMD_INSERT)
+			return ASSIGNS_YES;
+		switch (running_statement_portal_merge_assigns(st, RelationGetRelid(trigdata->tg_relation),
+													   cfg->token_attnum))
+		{
+			case 1:
+				return ASSIGNS_YES;
+			case 0:
+				return ASSIGNS_NO;
+			default:
+				return ASSIGNS_UNKNOWN;
+		}
+	}
+#if PG_VERSION_NUM >= 150000
+	if (st->by == FIRED_BY_PLAN && st->operation == CMD_MERGE)
+	{
+		List	   *colnos;
+
+		if (running_statement_merge_action(st, &colnos) != CMD_UPDATE)
+			return ASSIGNS_NO;
+		return list_member_int(colnos, cfg->token_attnum) ? ASSIGNS_YES : ASSIGNS_NO;
+	}
+#endif
+	return ASSIGNS_YES;
+}
+
+/*
+ * Whether the statement no hook saw assigned the token column (in its
+ * tg_updatedcols): a changed token was assigned (by the statement, or by a
+ * trigger before this one); an unchanged one decides nothing when a token
+ * was declared; otherwise it may be a MERGE action that does not assign the
+ * column, or an UPDATE writing the row's own token again: refused.
+ */
+static bool
+unseen_update_assigns_token(const TriggerData *trigdata, const FenceConfig *cfg,
+							const char *scope, const FiringStatement *st)
+{
+	Relation	rel = trigdata->tg_relation;
+	TupleDesc	desc = RelationGetDescr(rel);
+	int64		before;
+	int64		after;
+	int64		declared;
+	bool		has_after = row_token(trigdata->tg_newtuple, desc, cfg, &after);
+	bool		has_before = row_token(trigdata->tg_trigtuple, desc, cfg, &before);
+
+	if (has_after != has_before || (has_after && after != before))
+		return has_after;
+	if (cfg->tokens != FENCE_TOKENS_COLUMN || declared_token_lookup(scope, &declared))
 		return false;
-	if (running_statement_merge_assigns(RelationGetRelid(trigdata->tg_relation), cfg->token_column) != MERGE_ASSIGNS_SOME)
-		return true;
-	return row_token(trigdata->tg_newtuple, desc, cfg, &after) &&
-		!(row_token(trigdata->tg_trigtuple, desc, cfg, &before) && before == after);
+	reject_unseen(rel, cfg, scope, st,
+				  psprintf("whether it assigned column \"%s\" (a MERGE action that does not assign it leaves the row's token in place)",
+						   cfg->token_column));
+	return false;				/* keep compiler quiet */
 }
 
 /* Check a scope's mark; NULL scope (per-row fencing) always passes. */
@@ -375,8 +460,10 @@ has_deferred_raise_trigger(Relation rel, Oid fn_oid)
 }
 
 static HeapTuple
-fence_insert(Relation rel, const FenceConfig *cfg, HeapTuple newtuple, Oid fn_oid)
+fence_insert(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatement *st)
 {
+	Relation	rel = trigdata->tg_relation;
+	HeapTuple	newtuple = trigdata->tg_trigtuple;
 	const char *scope = row_scope(rel, newtuple, cfg);
 	int64		token = incoming_token(rel, cfg, scope, newtuple, NULL, true);
 	ScopeHold  *hold;
@@ -386,13 +473,23 @@ fence_insert(Relation rel, const FenceConfig *cfg, HeapTuple newtuple, Oid fn_oi
 
 	/*
 	 * INSERT ... ON CONFLICT may not write this row: a raise waits for the
-	 * AFTER INSERT trigger, which fires only for rows written.
+	 * AFTER INSERT trigger, which fires only for rows written.  So does the
+	 * raise of a statement no hook saw, not known (it may be one): the
+	 * outcome is the same for a row that is written.
 	 */
 	if (hold != NULL && !scope_mark_admits_without_raise(hold, token) &&
-		running_statement_has_on_conflict(RelationGetRelid(rel)) && has_deferred_raise_trigger(rel, fn_oid))
-		scope_mark_defer(hold, running_statement_query());
-	else
-		confirm(rel, cfg, hold, false, token);
+		(st->on_conflict || (st->by == FIRED_BY_UNSEEN && st->operation == CMD_UNKNOWN)))
+	{
+		if (has_deferred_raise_trigger(rel, trigdata->tg_trigger->tgfoid))
+		{
+			scope_mark_defer(hold, running_statement_defer_key(st, trigdata));
+			return store_token(rel, cfg, newtuple, token);
+		}
+		if (st->by == FIRED_BY_UNSEEN)
+			reject_unseen(rel, cfg, scope, st,
+						  "whether the row will be written (INSERT ... ON CONFLICT), and the table lacks the AFTER INSERT trigger that raises the mark only for a row written");
+	}
+	confirm(rel, cfg, hold, false, token);
 	return store_token(rel, cfg, newtuple, token);
 }
 
@@ -408,7 +505,7 @@ fence_inserted(Relation rel, const FenceConfig *cfg, HeapTuple newtuple)
 }
 
 static HeapTuple
-fence_update(TriggerData *trigdata, const FenceConfig *cfg)
+fence_update(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatement *st)
 {
 	Relation	rel = trigdata->tg_relation;
 	HeapTuple	oldtuple = trigdata->tg_trigtuple;
@@ -420,9 +517,12 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg)
 	ScopeHold  *new_hold;
 	ScopeHold  *old_hold = NULL;
 	bool		raises_row;
+	Assigns		assigns = update_assigns_token(trigdata, cfg, st);
 
 	token = incoming_token(rel, cfg, new_scope, newtuple, oldtuple,
-						   update_assigns_token(trigdata, cfg));
+						   assigns == ASSIGNS_UNKNOWN ?
+						   unseen_update_assigns_token(trigdata, cfg, new_scope, st) :
+						   assigns == ASSIGNS_YES);
 
 	if (!check_scope(rel, cfg, new_scope, token, &new_hold))
 		return NULL;
@@ -436,26 +536,52 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg)
 	if (old_hold != NULL)
 		scope_mark_confirm(old_hold, token, rel);
 
-	moving_row.statement = running_statement_id();
-	moving_row.relid = RelationGetRelid(rel);
+	moving_row.statement = st->id;
+	moving_row.trigger = trigdata->tg_trigger;
 	moving_row.tid = oldtuple->t_self;
 	moving_row.token = token;
 
 	return store_token(rel, cfg, newtuple, token);
 }
 
-static HeapTuple
-fence_delete(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple)
+/*
+ * Whether a DELETE fired by st may be the DELETE half of a row moving to
+ * another partition: an UPDATE, or a MERGE running an UPDATE action.  A
+ * statement no hook saw may be; the tuple and the trigger's copy decide.
+ */
+static bool
+may_move_row(const FiringStatement *st)
 {
+	if (st->by == FIRED_BY_UNSEEN)
+		return st->operation != CMD_DELETE && st->operation != CMD_INSERT;
+	if (st->by != FIRED_BY_PLAN)
+		return false;
+#if PG_VERSION_NUM >= 150000
+	if (st->operation == CMD_MERGE)
+	{
+		List	   *colnos;
+
+		return running_statement_merge_action(st, &colnos) == CMD_UPDATE;
+	}
+#endif
+	return st->operation == CMD_UPDATE;
+}
+
+static HeapTuple
+fence_delete(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatement *st)
+{
+	Relation	rel = trigdata->tg_relation;
+	HeapTuple	oldtuple = trigdata->tg_trigtuple;
 	const char *scope = row_scope(rel, oldtuple, cfg);
 	int64		token;
 	ScopeHold  *hold;
 	bool		raises_row;
 
 	if (moving_row.statement != 0 &&
-		moving_row.statement == running_statement_id() &&
-		moving_row.relid == RelationGetRelid(rel) &&
-		ItemPointerEquals(&moving_row.tid, &oldtuple->t_self))
+		moving_row.statement == st->id &&
+		moving_row.trigger == trigdata->tg_trigger &&
+		ItemPointerEquals(&moving_row.tid, &oldtuple->t_self) &&
+		may_move_row(st))
 	{
 		/* the DELETE half of this row's move to another partition */
 		token = moving_row.token;
@@ -696,6 +822,7 @@ fence_trigger(PG_FUNCTION_ARGS)
 	TriggerEvent event;
 	Relation	rel;
 	const FenceConfig *cfg;
+	FiringStatement st;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -749,10 +876,11 @@ fence_trigger(PG_FUNCTION_ARGS)
 	/* a fixed scope: the table's owner may write to it, whoever made the trigger */
 	fence_config_require_binding(rel, cfg);
 
+	/* a copy: statements run meanwhile (by the checks) reuse the answer's storage */
+	st = *running_statement_firing(trigdata, fcinfo->flinfo->fn_mcxt);
 	if (TRIGGER_FIRED_BY_INSERT(event))
-		return PointerGetDatum(fence_insert(rel, cfg, trigdata->tg_trigtuple,
-											trigdata->tg_trigger->tgfoid));
+		return PointerGetDatum(fence_insert(trigdata, cfg, &st));
 	if (TRIGGER_FIRED_BY_UPDATE(event))
-		return PointerGetDatum(fence_update(trigdata, cfg));
-	return PointerGetDatum(fence_delete(rel, cfg, trigdata->tg_trigtuple));
+		return PointerGetDatum(fence_update(trigdata, cfg, &st));
+	return PointerGetDatum(fence_delete(trigdata, cfg, &st));
 }

@@ -1,38 +1,50 @@
 /*-------------------------------------------------------------------------
  *
  * running_statement.c
- *	  ExecutorRun and ExecutorFinish hooks that keep a stack of the statements being
- *	  executed, so the fence trigger can look at the one that fired it.
+ *	  ExecutorRun and ExecutorFinish hooks that keep a stack of the statements
+ *	  being executed, so that the fence trigger knows exactly which statement,
+ *	  which of its ModifyTable nodes and, for a MERGE, which action fired it.
  *
  * A row trigger sees one row; three decisions need the statement:
  *
  *   - MERGE hands BEFORE UPDATE triggers the union of the columns of all its
  *     UPDATE actions as tg_updatedcols, so "the token column was assigned"
- *     can be false for the action that ran;
+ *     must be asked of the action that runs;
  *   - a BEFORE INSERT trigger of INSERT ... ON CONFLICT fires before the
  *     conflict check, so the row may never be written;
  *   - the DELETE half of a row moving between partitions must be recognised
  *     as part of the UPDATE that moved it, and nothing else.
  *
- * BEFORE ROW triggers fire inside ExecutorRun of the statement that writes
- * the row, or inside its ExecutorFinish (a data-modifying WITH query the
- * main query does not read); statements run by triggers or functions
- * meanwhile push and pop their own entries.  Plans are looked at only when a decision needs it.
+ * What guarantees it: the executor gives each ResultRelInfo its own copy of
+ * the relation's triggers (InitResultRelInfo), and the trigger manager hands
+ * the trigger a pointer into that copy (tg_trigger).  So the statement, and
+ * its ModifyTable node, is the one among the running statements (frames)
+ * one of whose result relations holds that very Trigger; nothing is matched
+ * by relation, name or plan shape.  BEFORE ROW triggers fire inside
+ * ExecutorRun of the statement that writes the row, or inside its
+ * ExecutorFinish (a data-modifying WITH query the main query does not read).
  *
- * A session loads the library at its first call of a fencing function,
- * which may be the fence trigger itself, in the middle of a statement whose
- * ExecutorRun began before these hooks existed.  That statement has no
- * frame: its plan is the active portal's when that portal's one planned
- * statement writes the trigger's table; when it is not known (a statement
- * nested in it), each decision takes its safe side (below).
+ * A trigger found in no frame was fired either by a write that runs no plan
+ * (COPY FROM, logical replication apply: plain INSERT, UPDATE, DELETE), or
+ * by a statement that began before these hooks existed: a session loads the
+ * library at its first call of a fencing function, often in the middle of a
+ * statement (DO, CALL, EXPLAIN ANALYZE, a function called by a write).  Such
+ * statements can only run in the transaction that loaded the library; in it
+ * an unknown trigger is FIRED_BY_UNSEEN and the fence judges it without the
+ * statement or refuses it (fence_trigger.c), never by a guess.  Only the
+ * active portal's own statement, when its plan has a single ModifyTable
+ * node, is told apart by the memory context its executor state lives in
+ * (portal_statement_operation()).  With the
+ * library in shared_preload_libraries (or session_preload_libraries) every
+ * statement is seen.
  *
  *-------------------------------------------------------------------------
  */
 #include "trigger/running_statement.h"
 
-#include "catalog/partition.h"
+#include "access/xact.h"
 #include "executor/executor.h"
-#include "nodes/plannodes.h"
+#include "nodes/parsenodes.h"
 #include "parser/parsetree.h"
 #include "tcop/pquery.h"
 
@@ -42,46 +54,76 @@ typedef struct RunningStatement
 {
 	QueryDesc  *query;
 	uint64		id;
-	int8		has_merge;		/* -1 until known: the plan is looked at once */
 	struct RunningStatement *outer;
 } RunningStatement;
 
 static RunningStatement *innermost = NULL;
 
-/* The key of the statement that was running when the library was loaded. */
-static const char loading_statement = 0;
+/*
+ * Set while the transaction that loaded the library (in the middle of a
+ * statement, maybe) runs: statements may be running that no frame saw.
+ */
+static bool unseen_possible = false;
+
+/* The key of the statements no frame saw (scope_mark_defer()), their id. */
+static char unseen_statement;	/* distinct addresses: not const (mergeable) */
+static uint64 unseen_id = 0;
+
+/* The key of the writes that run no plan. */
+static char unplanned_statement;
+
+/*
+ * The triggers that deferred a raise under the unseen key: the unseen
+ * statement holding one of them finishes (in a hooked ExecutorFinish), and
+ * with it the deferral.  Unseen statements finish innermost first, and only
+ * the innermost running one fires triggers, so one statement's at a time.
+ */
+#define MAX_UNSEEN_DEFERRING 8
+static const Trigger *unseen_deferring[MAX_UNSEEN_DEFERRING];
+static int	n_unseen_deferring = 0;
+
 static uint64 last_id = 0;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
 
-/*
- * A frame for queryDesc, around ExecutorRun and around ExecutorFinish: a
- * data-modifying WITH query that the main query does not read runs to
- * completion in ExecutorFinish.
- */
+/* The last answer, for the rows that follow: valid while its frame runs. */
+static FiringStatement last_found;
+static const Trigger *last_trigger = NULL;
+
 static void
 push_frame(RunningStatement *frame, QueryDesc *queryDesc)
 {
 	frame->query = queryDesc;
 	frame->id = ++last_id;
-	frame->has_merge = -1;
 	frame->outer = innermost;
 	innermost = frame;
 }
 
+#if PG_VERSION_NUM >= 180000
+static void
+fencing_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
+#else
 static void
 fencing_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 					uint64 count, bool execute_once)
+#endif
 {
 	RunningStatement frame;
 
 	push_frame(&frame, queryDesc);
 	PG_TRY();
 	{
+#if PG_VERSION_NUM >= 180000
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(queryDesc, direction, count);
+		else
+			standard_ExecutorRun(queryDesc, direction, count);
+#else
 		if (prev_ExecutorRun)
 			prev_ExecutorRun(queryDesc, direction, count, execute_once);
 		else
 			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+#endif
 	}
 	PG_FINALLY();
 	{
@@ -90,16 +132,70 @@ fencing_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 	PG_END_TRY();
 }
 
-/*
- * Whether queryDesc may be the statement that was running when the library
- * was loaded: the active portal's own statement, at the top.  A statement
- * nested in it has a plan of its own (and one run since has a frame).
- */
-static bool
-is_loading_statement(QueryDesc *queryDesc)
+/* Whether one of rri's own copies of its triggers is trigger. */
+static inline bool
+holds_trigger(const ResultRelInfo *rri, const Trigger *trigger)
 {
-	return ActivePortal != NULL && list_length(ActivePortal->stmts) == 1 &&
-		queryDesc->plannedstmt == linitial(ActivePortal->stmts);
+	const TriggerDesc *desc = rri->ri_TrigDesc;
+
+	if (desc == NULL)
+		return false;
+	for (int i = 0; i < desc->numtriggers; i++)
+	{
+		if (&desc->triggers[i] == trigger)
+			return true;
+	}
+	return false;
+}
+
+/* The ResultRelInfo of mt that holds trigger, or NULL. */
+static ResultRelInfo *
+node_result_rel(ModifyTableState *mt, const Trigger *trigger)
+{
+	ListCell   *lc;
+
+	for (int i = 0; i < mt->mt_nrels; i++)
+	{
+		if (holds_trigger(&mt->resultRelInfo[i], trigger))
+			return &mt->resultRelInfo[i];
+	}
+	if (mt->rootResultRelInfo != NULL && holds_trigger(mt->rootResultRelInfo, trigger))
+		return mt->rootResultRelInfo;
+	/* partitions a row was routed to, made for this node's root */
+	foreach(lc, mt->ps.state->es_tuple_routing_result_relations)
+	{
+		ResultRelInfo *rri = (ResultRelInfo *) lfirst(lc);
+
+		if (rri->ri_RootResultRelInfo == mt->rootResultRelInfo &&
+			holds_trigger(rri, trigger))
+			return rri;
+	}
+	return NULL;
+}
+
+/*
+ * The ModifyTable node of queryDesc that holds trigger, and its
+ * ResultRelInfo: the main query's, then those of data-modifying WITH
+ * queries.
+ */
+static ModifyTableState *
+statement_node(QueryDesc *queryDesc, const Trigger *trigger, ResultRelInfo **rri)
+{
+	ListCell   *lc;
+
+	if (queryDesc->planstate == NULL || queryDesc->estate == NULL)
+		return NULL;
+	if (IsA(queryDesc->planstate, ModifyTableState) &&
+		(*rri = node_result_rel((ModifyTableState *) queryDesc->planstate, trigger)) != NULL)
+		return (ModifyTableState *) queryDesc->planstate;
+	foreach(lc, queryDesc->estate->es_auxmodifytables)
+	{
+		ModifyTableState *mt = (ModifyTableState *) lfirst(lc);
+
+		if ((*rri = node_result_rel(mt, trigger)) != NULL)
+			return mt;
+	}
+	return NULL;
 }
 
 static void
@@ -116,14 +212,46 @@ fencing_ExecutorFinish(QueryDesc *queryDesc)
 			standard_ExecutorFinish(queryDesc);
 		/* its AFTER triggers fired: locks of raises no row confirmed go */
 		scope_mark_statement_done(queryDesc);
-		if (frame.outer == NULL && is_loading_statement(queryDesc))
-			scope_mark_statement_done(&loading_statement);
+		if (n_unseen_deferring > 0)
+		{
+			/* the unseen statement that deferred raises, if it is this one */
+			for (int i = 0; i < n_unseen_deferring; i++)
+			{
+				ResultRelInfo *rri;
+
+				if (statement_node(queryDesc, unseen_deferring[i], &rri) != NULL)
+				{
+					n_unseen_deferring = 0;
+					scope_mark_statement_done(&unseen_statement);
+					break;
+				}
+			}
+		}
 	}
 	PG_FINALLY();
 	{
 		innermost = frame.outer;
 	}
 	PG_END_TRY();
+}
+
+static void
+running_statement_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			/* no statement runs across the end of a transaction */
+			unseen_possible = false;
+			n_unseen_deferring = 0;
+			break;
+		default:
+			break;
+	}
 }
 
 void
@@ -133,207 +261,196 @@ running_statement_init(void)
 	ExecutorRun_hook = fencing_ExecutorRun;
 	prev_ExecutorFinish = ExecutorFinish_hook;
 	ExecutorFinish_hook = fencing_ExecutorFinish;
-}
+	RegisterXactCallback(running_statement_xact_callback, NULL);
 
-uint64
-running_statement_id(void)
-{
-	return innermost != NULL ? innermost->id : 0;
-}
-
-const void *
-running_statement_query(void)
-{
-	return innermost != NULL ? (const void *) innermost->query : (const void *) &loading_statement;
+	/*
+	 * Loaded in a transaction: by a statement (CREATE EXTENSION, LOAD, or
+	 * the first call of one of its functions) that may be nested in others.
+	 * Preloaded: before any statement.
+	 */
+	unseen_possible = IsTransactionState();
+	unseen_id = ++last_id;
 }
 
 /*
- * The ModifyTable nodes of a plan, one per call (*pos starts at 0): the top
- * of the plan, then the top of each subplan (a data-modifying WITH query is
- * a subplan).  NULL when there are no more.
+ * The operation of the top-level statement of the active portal when it is
+ * the statement no frame saw that fired the trigger, else CMD_UNKNOWN.  The
+ * executor fills a ResultRelInfo's trigger FmgrInfo at the first call, in
+ * its statement's query context (ExecutorRun works in it); that context is
+ * made in the portal's own context only for the portal's own statement
+ * (statements nested in it run under SPI's or a SQL function's contexts).
+ * With one planned statement, no data-modifying WITH query and a
+ * ModifyTable at the top, that node is the one that fired.
  */
-static ModifyTable *
-next_modify_table(PlannedStmt *stmt, int *pos)
-{
-	if (stmt == NULL)
-		return NULL;
-	while (*pos <= list_length(stmt->subplans))
-	{
-		Plan	   *plan = *pos == 0 ? stmt->planTree :
-			(Plan *) list_nth(stmt->subplans, *pos - 1);
-
-		(*pos)++;
-		if (plan != NULL && IsA(plan, ModifyTable))
-			return (ModifyTable *) plan;
-	}
-	return NULL;
-}
-
-/* Whether a ModifyTable node of stmt writes relid, or a table it is a partition of. */
-static bool
-plan_writes(PlannedStmt *stmt, Oid relid)
-{
-	List	   *tables = lcons_oid(relid, get_partition_ancestors(relid));
-	int			pos = 0;
-	ModifyTable *mt;
-
-	while ((mt = next_modify_table(stmt, &pos)) != NULL)
-	{
-		ListCell   *rc;
-
-		foreach(rc, mt->resultRelations)
-		{
-			if (list_member_oid(tables, rt_fetch(lfirst_int(rc), stmt->rtable)->relid))
-				return true;
-		}
-	}
-	return false;
-}
-
-/*
- * Whether the loading statement's plan writes relid: asked for each row it
- * writes, answered once per table (the partition ancestors are a catalog
- * scan).  Only that one statement runs without a frame and with a plan, so
- * the answer is never asked for another.
- */
-static bool
-loading_plan_writes(PlannedStmt *stmt, Oid relid)
-{
-	static PlannedStmt *asked_stmt = NULL;
-	static Oid	asked_relid = InvalidOid;
-	static bool answer;
-
-	if (stmt != asked_stmt || relid != asked_relid)
-	{
-		answer = plan_writes(stmt, relid);
-		asked_stmt = stmt;
-		asked_relid = relid;
-	}
-	return answer;
-}
-
-/*
- * The plan of the statement that fired the trigger on relid.  *known is
- * false when it cannot be told (see the head of this file).  A write that
- * runs no plan (COPY; outside any portal) is known, with no plan.
- */
-static PlannedStmt *
-running_plan(Oid relid, bool *known)
+static CmdType
+portal_statement_operation(MemoryContext trigger_cxt, bool *on_conflict)
 {
 	PlannedStmt *stmt;
+	ModifyTable *mt;
 
-	*known = true;
-	if (innermost != NULL)
-		return innermost->query->plannedstmt;
-	if (ActivePortal == NULL)
-		return NULL;
-	*known = list_length(ActivePortal->stmts) == 1;
-	if (!*known)
-		return NULL;
+	*on_conflict = false;
+	if (ActivePortal == NULL || trigger_cxt == NULL ||
+		trigger_cxt->parent != ActivePortal->portalContext ||
+		list_length(ActivePortal->stmts) != 1)
+		return CMD_UNKNOWN;
 	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);
-	if (stmt->commandType == CMD_UTILITY)
-		return NULL;
-	if (loading_plan_writes(stmt, relid))
-		return stmt;
-	*known = false;
-	return NULL;
+	if (stmt->commandType == CMD_UTILITY || stmt->hasModifyingCTE ||
+		stmt->planTree == NULL || !IsA(stmt->planTree, ModifyTable))
+		return CMD_UNKNOWN;
+	mt = (ModifyTable *) stmt->planTree;
+	*on_conflict = mt->operation == CMD_INSERT && mt->onConflictAction != ONCONFLICT_NONE;
+	return mt->operation;
 }
 
-#if PG_VERSION_NUM >= 150000
-/* Whether an UPDATE action's target list assigns the named column. */
-static bool
-action_assigns(const MergeAction *action, const char *column)
+const FiringStatement *
+running_statement_firing(const TriggerData *trigdata, MemoryContext trigger_cxt)
 {
-	ListCell   *lc;
+	const Trigger *trigger = trigdata->tg_trigger;
+	RunningStatement *frame;
 
-	foreach(lc, action->targetList)
+	if (innermost != NULL && last_trigger == trigger && last_found.id == innermost->id)
+		return &last_found;
+
+	/* the innermost running statement fired it, unless no frame saw it */
+	for (frame = innermost; frame != NULL; frame = frame->outer)
 	{
-		TargetEntry *tle = (TargetEntry *) lfirst(lc);
+		ResultRelInfo *rri;
+		ModifyTableState *mt = statement_node(frame->query, trigger, &rri);
 
-		if (!tle->resjunk && tle->resname != NULL && strcmp(tle->resname, column) == 0)
-			return true;
-	}
-	return false;
-}
-#endif
-
-#if PG_VERSION_NUM >= 150000
-/* Whether a plan has a MERGE; for a frame's plan, found once per statement. */
-static bool
-plan_has_merge(PlannedStmt *stmt)
-{
-	int			pos = 0;
-	ModifyTable *mt;
-
-	if (innermost != NULL && stmt == innermost->query->plannedstmt && innermost->has_merge >= 0)
-		return innermost->has_merge == 1;
-	while ((mt = next_modify_table(stmt, &pos)) != NULL && mt->operation != CMD_MERGE)
-		;
-	if (innermost != NULL && stmt == innermost->query->plannedstmt)
-		innermost->has_merge = mt != NULL;
-	return mt != NULL;
-}
-#endif
-
-MergeAssigns
-running_statement_merge_assigns(Oid relid, const char *column)
-{
-	MergeAssigns result = MERGE_NONE;
-#if PG_VERSION_NUM >= 150000
-	bool		known;
-	PlannedStmt *stmt = running_plan(relid, &known);
-	int			pos = 0;
-	ModifyTable *mt;
-
-	/* not known: as if some action did not assign it (the row's token counts only if changed) */
-	if (!known)
-		return MERGE_ASSIGNS_SOME;
-	/* every row of every UPDATE asks: most statements are no MERGE */
-	if (!plan_has_merge(stmt))
-		return MERGE_NONE;
-	while ((mt = next_modify_table(stmt, &pos)) != NULL)
-	{
-		ListCell   *alc;
-		int			assigning = 0;
-		int			updates = 0;
-
-		if (mt->operation != CMD_MERGE || mt->mergeActionLists == NIL)
+		if (mt == NULL)
 			continue;
-		/* one list per result relation, all translations of the same actions */
-		foreach(alc, (List *) linitial(mt->mergeActionLists))
-		{
-			MergeAction *action = (MergeAction *) lfirst(alc);
-
-			if (action->commandType != CMD_UPDATE)
-				continue;
-			updates++;
-			if (action_assigns(action, column))
-				assigning++;
-		}
-		if (assigning > 0 && assigning < updates)
-			return MERGE_ASSIGNS_SOME;
-		if (assigning > 0)
-			result = MERGE_ASSIGNS_ALL;
+		last_found.by = FIRED_BY_PLAN;
+		last_found.id = frame->id;
+		last_found.key = frame->query;
+		last_found.operation = mt->operation;
+		last_found.on_conflict = mt->operation == CMD_INSERT &&
+			((ModifyTable *) mt->ps.plan)->onConflictAction != ONCONFLICT_NONE;
+		last_found.mt = mt;
+		last_found.rri = rri;
+		last_trigger = frame == innermost ? trigger : NULL;
+		return &last_found;
 	}
-#endif
-	return result;
+
+	last_trigger = NULL;
+	memset(&last_found, 0, sizeof(last_found));
+	last_found.operation = CMD_UNKNOWN;
+	if (unseen_possible)
+	{
+		last_found.by = FIRED_BY_UNSEEN;
+		last_found.id = unseen_id;
+		last_found.key = &unseen_statement;
+	}
+	else
+	{
+		/* its deferred raises keep their locks until the transaction ends */
+		last_found.by = FIRED_WITHOUT_PLAN;
+		last_found.key = &unplanned_statement;
+	}
+	last_found.operation = portal_statement_operation(trigger_cxt, &last_found.on_conflict);
+	return &last_found;
 }
 
-bool
-running_statement_has_on_conflict(Oid relid)
+int
+running_statement_portal_merge_assigns(const FiringStatement *st, Oid relid, AttrNumber attnum)
 {
-	bool		known;
-	PlannedStmt *stmt = running_plan(relid, &known);
-	int			pos = 0;
+#if PG_VERSION_NUM >= 150000
+	PlannedStmt *stmt;
 	ModifyTable *mt;
+	ListCell   *lc;
+	int			assigning = 0;
+	int			updates = 0;
 
-	/* not known: as if it had (the raise then waits for the row to be written) */
-	if (!known)
-		return true;
-	while ((mt = next_modify_table(stmt, &pos)) != NULL)
+	if (st->by == FIRED_BY_PLAN || st->operation != CMD_MERGE)
+		return -1;
+	/* the statement portal_statement_operation() found */
+	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);
+	mt = (ModifyTable *) stmt->planTree;
+	if (list_length(mt->resultRelations) != 1 || list_length(mt->mergeActionLists) != 1 ||
+		rt_fetch(linitial_int(mt->resultRelations), stmt->rtable)->relid != relid)
+		return -1;
+	foreach(lc, (List *) linitial(mt->mergeActionLists))
 	{
-		if (mt->operation == CMD_INSERT && mt->onConflictAction != ONCONFLICT_NONE)
-			return true;
+		MergeAction *action = (MergeAction *) lfirst(lc);
+
+		if (action->commandType != CMD_UPDATE)
+			continue;
+		updates++;
+		if (list_member_int(action->updateColnos, attnum))
+			assigning++;
 	}
-	return false;
+	if (assigning == updates)
+		return 1;
+	if (assigning == 0)
+		return 0;
+#endif
+	return -1;
+}
+
+/* A raise deferred under an unseen statement: remember which trigger's. */
+const void *
+running_statement_defer_key(const FiringStatement *st, const TriggerData *trigdata)
+{
+	if (st->by != FIRED_BY_UNSEEN)
+		return st->key;
+	for (int i = 0; i < n_unseen_deferring; i++)
+	{
+		if (unseen_deferring[i] == trigdata->tg_trigger)
+			return st->key;
+	}
+	if (n_unseen_deferring < MAX_UNSEEN_DEFERRING)
+		unseen_deferring[n_unseen_deferring++] = trigdata->tg_trigger;
+
+	/*
+	 * More tables than that in one unseen statement: the ones recorded find
+	 * it when it finishes, which gives back all its deferrals (one key).
+	 */
+	return st->key;
+}
+
+CmdType
+running_statement_merge_action(const FiringStatement *st, List **colnos)
+{
+#if PG_VERSION_NUM >= 150000
+	MergeActionState *running = NULL;
+
+	*colnos = NIL;
+	if (st->by != FIRED_BY_PLAN || st->operation != CMD_MERGE)
+		return CMD_UNKNOWN;
+#if PG_VERSION_NUM >= 170000
+	/* the executor records the action it runs */
+	running = st->mt->mt_merge_action;
+#else
+	{
+		ListCell   *lc;
+
+		/*
+		 * MERGE runs, of the WHEN MATCHED actions of the row's relation, the
+		 * first whose condition holds; each condition evaluated leaves its
+		 * result in its ExprState.  The conditions before the running action
+		 * were evaluated for this row (false), its own too (true); the
+		 * actions after it were not reached.  An action without condition
+		 * always holds.
+		 */
+		foreach(lc, st->rri->ri_matchedMergeAction)
+		{
+			MergeActionState *action = (MergeActionState *) lfirst(lc);
+			ExprState  *qual = action->mas_whenqual;
+
+			if (qual == NULL || (!qual->resnull && DatumGetBool(qual->resvalue)))
+			{
+				running = action;
+				break;
+			}
+		}
+	}
+#endif
+	if (running == NULL)
+		return CMD_UNKNOWN;
+	if (running->mas_action->commandType == CMD_UPDATE)
+		*colnos = running->mas_action->updateColnos;
+	return running->mas_action->commandType;
+#else
+	*colnos = NIL;
+	return CMD_UNKNOWN;
+#endif
 }

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * running_statement.h
- *	  What the statement that fired the fence trigger is doing, as far as a
- *	  row trigger cannot tell by itself.
+ *	  Which statement fired the fence trigger, and what it is doing, as far
+ *	  as a row trigger cannot tell by itself.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,28 +11,68 @@
 
 #include "fencing.h"
 
+#include "commands/trigger.h"
+#include "nodes/execnodes.h"
+
 extern void running_statement_init(void);
 
-/*
- * A number that identifies the innermost statement being executed (each run
- * of the executor gets a new one); 0 outside any.
- */
-extern uint64 running_statement_id(void);
-
-/* The running statement's QueryDesc, as an opaque key (NULL outside any). */
-extern const void *running_statement_query(void);
-
-/* How the UPDATE actions of a MERGE in the running statement treat a column. */
-typedef enum MergeAssigns
+/* How the statement that fired a row trigger was found. */
+typedef enum FiredBy
 {
-	MERGE_NONE,					/* no MERGE, or no UPDATE action names it */
-	MERGE_ASSIGNS_ALL,			/* every UPDATE action assigns the column */
-	MERGE_ASSIGNS_SOME			/* some do, some do not */
-} MergeAssigns;
+	FIRED_BY_PLAN,				/* a ModifyTable node of a statement the hooks saw */
+	FIRED_BY_UNSEEN,			/* a statement that began before the library was
+								 * loaded: what it does is not known */
+	FIRED_WITHOUT_PLAN			/* a write that runs no plan (COPY FROM, logical
+								 * replication apply): a plain INSERT, UPDATE or
+								 * DELETE */
+} FiredBy;
 
-extern MergeAssigns running_statement_merge_assigns(Oid relid, const char *column);
+typedef struct FiringStatement
+{
+	FiredBy		by;
+	uint64		id;				/* this run of the statement; 0 without a plan */
+	const void *key;			/* the statement, for scope_mark_defer() */
+	CmdType		operation;		/* FIRED_BY_PLAN: its ModifyTable's operation */
+	bool		on_conflict;	/* FIRED_BY_PLAN: INSERT ... ON CONFLICT */
 
-/* Whether the running statement has an INSERT ... ON CONFLICT anywhere. */
-extern bool running_statement_has_on_conflict(Oid relid);
+	/*
+	 * Not FIRED_BY_PLAN: the operation of the statement when it is known to
+	 * be the top-level statement of the active portal, with one ModifyTable
+	 * node; else CMD_UNKNOWN.
+	 */
+	ModifyTableState *mt;		/* FIRED_BY_PLAN: the node */
+	ResultRelInfo *rri;			/* FIRED_BY_PLAN: the relation it fired for */
+} FiringStatement;
+
+/*
+ * The statement whose write fired trigdata (a row trigger); trigger_cxt is
+ * the memory context of the trigger's FmgrInfo (fcinfo->flinfo->fn_mcxt).
+ */
+extern const FiringStatement *running_statement_firing(const TriggerData *trigdata,
+													   MemoryContext trigger_cxt);
+
+/*
+ * For a row trigger fired by a MERGE (FIRED_BY_PLAN, CMD_MERGE): the command
+ * of the action running (CMD_UPDATE, CMD_DELETE, CMD_INSERT), and for an
+ * UPDATE action the attribute numbers it assigns, in the numbering of the
+ * relation the trigger fired for.  CMD_UNKNOWN when it cannot be told.
+ */
+extern CmdType running_statement_merge_action(const FiringStatement *st, List **colnos);
+
+/*
+ * For a row trigger on relid fired by the active portal's top-level MERGE
+ * that no frame holds (not FIRED_BY_PLAN, CMD_MERGE), when the MERGE writes relid alone: 1 when
+ * every UPDATE action assigns attnum, 0 when none does (whichever runs, the
+ * answer is that), -1 otherwise.
+ */
+extern int	running_statement_portal_merge_assigns(const FiringStatement *st, Oid relid,
+												   AttrNumber attnum);
+
+/*
+ * The key under which the row trigger trigdata, fired by st, defers a raise
+ * (scope_mark_defer()): given back when that statement ends.
+ */
+extern const void *running_statement_defer_key(const FiringStatement *st,
+											   const TriggerData *trigdata);
 
 #endif							/* RUNNING_STATEMENT_H */

@@ -3,8 +3,9 @@
 -- synchronous standby, protected tables whose fence does not work
 -- (protected_tables, 40_trigger.sql), unfenced inheritance children, leases
 -- held by fenced holders, scopes not fenced since a promotion, marks far
--- above the clock, scopes owned by (and grants to) dropped roles.  For a DBA to run and
--- alert on; readable by pg_monitor.
+-- above the clock, scopes owned by (and grants to) dropped roles, a server
+-- that does not preload the library.  For a DBA to run and alert on;
+-- readable by pg_monitor.
 
 CREATE VIEW fencing.health AS
 WITH settings AS (
@@ -12,7 +13,17 @@ WITH settings AS (
            pg_catalog.current_setting('full_page_writes') AS full_page_writes,
            (SELECT s.reset_val FROM pg_catalog.pg_settings s
              WHERE s.name OPERATOR(pg_catalog.=) 'synchronous_commit') AS synchronous_commit,
-           pg_catalog.current_setting('synchronous_standby_names') AS sync_names
+           pg_catalog.current_setting('synchronous_standby_names') AS sync_names,
+           -- the library in shared_preload_libraries, or in this session's session_preload_libraries
+           EXISTS (SELECT 1
+                     FROM pg_catalog.pg_settings ps,
+                          pg_catalog.unnest(pg_catalog.string_to_array(ps.setting, ',')) AS l(name)
+                    WHERE pg_catalog.regexp_replace(pg_catalog.btrim(l.name, ' "'), '^.*/', '')
+                          OPERATOR(pg_catalog.=) ANY ('{fencing,fencing.so}'::text[])
+                      AND ps.name OPERATOR(pg_catalog.=) ANY ('{shared_preload_libraries,session_preload_libraries}'::text[]))
+           -- a role that may not read the setting sees no finding
+           OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_settings ps
+                           WHERE ps.name OPERATOR(pg_catalog.=) 'shared_preload_libraries') AS preloaded
 ), replicas AS (
     SELECT pg_catalog.count(*) AS connected,
            pg_catalog.count(*) FILTER (WHERE r.sync_state OPERATOR(pg_catalog.=) ANY ('{sync,quorum}'::text[])) AS sync
@@ -29,6 +40,11 @@ FROM (
            'full_page_writes is off: a crash during a page write can corrupt fencing.scopes and fencing.terms',
            'Set full_page_writes = on.'
       FROM settings WHERE full_page_writes OPERATOR(pg_catalog.=) 'off'
+    UNION ALL
+    SELECT 'warning', 'library not preloaded', 'shared_preload_libraries',
+           'fencing is not in shared_preload_libraries: a session loads it at its first fenced write, in the middle of that statement, which the fence then cannot see; a write it cannot judge without the statement (an UPDATE or MERGE leaving the row''s own token in the token column, with no declared token) is refused with SQLSTATE 55000 and must be retried',
+           'Add fencing to shared_preload_libraries (restart), or to session_preload_libraries.'
+      FROM settings WHERE NOT preloaded
     UNION ALL
     SELECT 'warning', 'synchronous_commit', 'synchronous_commit',
            pg_catalog.format('synchronous_commit is %s for new sessions: terms and marks are still flushed (the extension forces it), but accepted row writes may be lost by a crash',
@@ -117,6 +133,25 @@ FROM (
 ) f
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
-'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
 REVOKE ALL ON fencing.health FROM PUBLIC;
 GRANT SELECT ON fencing.health TO pg_monitor;
+
+-- CREATE EXTENSION says when the server does not preload the library.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1
+                     FROM pg_catalog.pg_settings ps,
+                          pg_catalog.unnest(pg_catalog.string_to_array(ps.setting, ',')) AS l(name)
+                    WHERE pg_catalog.regexp_replace(pg_catalog.btrim(l.name, ' "'), '^.*/', '')
+                          OPERATOR(pg_catalog.=) ANY ('{fencing,fencing.so}'::text[])
+                      AND ps.name OPERATOR(pg_catalog.=) ANY ('{shared_preload_libraries,session_preload_libraries}'::text[]))
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_settings ps
+                    WHERE ps.name OPERATOR(pg_catalog.=) 'shared_preload_libraries') THEN
+        -- a warning: an extension script runs with client_min_messages
+        -- raised to warning, and the server's configuration deserves one
+        RAISE WARNING 'fencing is not in shared_preload_libraries'
+            USING DETAIL = 'A session then loads the library at its first fenced write, in the middle of that statement, which the fence cannot see: a write it cannot judge without the statement is refused (SQLSTATE 55000) and must be retried.',
+                  HINT = 'Add fencing to shared_preload_libraries (restart), or to session_preload_libraries.';
+    END IF;
+END $$;
