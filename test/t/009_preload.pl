@@ -63,11 +63,11 @@ for my $preload (1, 0)
 	is($ret, 0, "$name: CREATE EXTENSION");
 	if ($preload)
 	{
-		unlike($err, qr/NOTICE/, "$name: CREATE EXTENSION says nothing");
+		unlike($err, qr/WARNING|NOTICE/, "$name: CREATE EXTENSION says nothing");
 	}
 	else
 	{
-		like($err, qr/NOTICE:  fencing is not in shared_preload_libraries/,
+		like($err, qr/WARNING:  fencing is not in shared_preload_libraries/,
 			"$name: CREATE EXTENSION says the library is not preloaded");
 	}
 	is($node->safe_psql('postgres',
