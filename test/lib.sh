@@ -123,7 +123,7 @@ as_test_user() {
 
 # A scratch directory the test user owns.
 fencing_scratch() {
-    local dir; dir=$(mktemp -d "${TMPDIR:-/tmp}/fencing.XXXXXX")
+    local dir; dir=$(mktemp -d "${TMPDIR:-/tmp}/fencing.XXXXXX") || { say "$(fencing_cmd): mktemp -d failed in ${TMPDIR:-/tmp}"; return 1; }
     chmod 755 "$dir"
     [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
     echo "$dir"
