@@ -36,7 +36,7 @@ fencing_prereqs() {
     done
     [ ${#missing[@]} -eq 0 ] && return 0
     if ! fencing_asroot; then
-        say "$(fencing_cmd) needs the Debian packages ${missing[*]}, which are not installed: run it as root or as a user with password-less sudo (it installs them with apt-get), or have them installed first."
+        say "$(fencing_cmd) needs the Debian packages ${missing[*]}, which are not installed: run it as root or as a user with sudo (after \`sudo -v\` if sudo asks for a password: the tests never prompt; it installs them with apt-get), or have them installed first."
         return 1
     fi
     say "installing: ${missing[*]}"
@@ -99,7 +99,7 @@ fencing_build_install() {
         say "$(fencing_cmd): this build is installed in $pkglib already; not installing it again."
         return 0
     fi
-    say "$(fencing_cmd) built the extension but cannot install it into $pkglib (you may not write there): run it as root or as a user with password-less sudo, or set FENCING_PG_CONFIG to the pg_config of a PostgreSQL installation you own."
+    say "$(fencing_cmd) built the extension but cannot install it into $pkglib (you may not write there): run it as root or as a user with sudo (after \`sudo -v\` if sudo asks for a password: the tests never prompt), or set FENCING_PG_CONFIG to the pg_config of a PostgreSQL installation you own."
     return 2
 }
 
