@@ -51,7 +51,10 @@
 /* Scope locks a transaction takes before it locks the whole table. */
 #define SCOPE_LOCKS_MAX		32
 
-/* Fine scope locks this transaction (or its open subtransactions) took. */
+/*
+ * Fine scope locks this transaction (or its open subtransactions) took; a
+ * subtransaction's abort takes back those it took (scope_lock_uncount()).
+ */
 static int	fine_locks = 0;
 
 uint64
@@ -131,4 +134,11 @@ void
 scope_lock_forget(void)
 {
 	fine_locks = 0;
+}
+
+void
+scope_lock_uncount(int released)
+{
+	fine_locks -= released;
+	Assert(fine_locks >= 0);
 }

@@ -40,7 +40,10 @@ extern void scope_lock_release(uint64 hash, LOCKMODE mode);
 /* A scope's hash, as the functions above take it (callers may keep it). */
 extern uint64 scope_lock_hash(const char *scope);
 
-/* The transaction (or the subtransaction that took them) ended. */
+/* The transaction ended: no scope lock is held any more. */
 extern void scope_lock_forget(void);
+
+/* A subtransaction's abort released that many fine locks it had taken. */
+extern void scope_lock_uncount(int released);
 
 #endif							/* SCOPE_LOCK_H */

@@ -65,6 +65,13 @@ struct ScopeHold
 	Oid			cache_id;		/* mark_cache_inval_id() */
 	bool		confirmed;		/* a write was admitted under the lock */
 	const void *deferred_by;	/* the statement whose raise is deferred, or NULL */
+	/* what a subtransaction abort takes back (see scope_mark_subxact_callback) */
+	SubTransactionId share_subid;	/* took the share lock; 0: not held */
+	SubTransactionId excl_subid;	/* took the exclusive lock; 0: not held */
+	bool		share_counted;	/* the share lock is one of scope_lock.c's fine locks */
+	bool		excl_counted;	/* the exclusive lock is one */
+	SubTransactionId mark_subid;	/* changed the mark (a raise, a store); 0: none */
+	bool		mark_stale;		/* read the mark again before trusting it */
 };
 
 /*
@@ -130,20 +137,73 @@ scope_mark_xact_callback(XactEvent event, void *arg)
 }
 
 /*
- * Locks taken in an aborted subtransaction are released with it, and a mark
- * it raised is rolled back: forget everything, the next write re-locks
- * (a no-op for locks the parent still holds) and re-reads.
+ * A subtransaction's abort (ROLLBACK TO SAVEPOINT, an exception block, a
+ * trigger that catches an error) releases the locks it took and rolls back
+ * the marks it changed, while its parent keeps its own.  Subtransaction ids
+ * only grow within a transaction and every open subtransaction above the
+ * aborting one is its descendant, so what was taken at or above mySubid is
+ * what the abort takes back, and exactly that is forgotten here: the other
+ * locks, their count and the raises deferred under them stay with the
+ * parent.  A commit hands everything to the parent, whose own abort then
+ * takes it back by the same rule: nothing to do.
  */
 static void
 scope_mark_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 							SubTransactionId parentSubid, void *arg)
 {
-	if (event == SUBXACT_EVENT_ABORT_SUB)
+	HASH_SEQ_STATUS status;
+	ScopeHold  *entry;
+	int			released = 0;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB || held_scopes == NULL)
+		return;
+	hash_seq_init(&status, held_scopes);
+	while ((entry = hash_seq_search(&status)) != NULL)
 	{
-		forget_held_scopes();
-		scope_lock_forget();
-		deferred_holds = 0;
+		bool		changed = false;
+
+		if (entry->generation != held_generation)
+			continue;
+		if (entry->excl_subid >= mySubid)
+		{
+			released += entry->excl_counted ? 1 : 0;
+			entry->excl_subid = 0;
+			entry->excl_counted = false;
+			changed = true;
+		}
+		if (entry->share_subid >= mySubid)
+		{
+			released += entry->share_counted ? 1 : 0;
+			entry->share_subid = 0;
+			entry->share_counted = false;
+			changed = true;
+		}
+		if (entry->mark_subid >= mySubid)
+		{
+			entry->mark_subid = 0;
+			changed = true;
+		}
+		if (!changed)
+			continue;
+		entry->mode = entry->excl_subid != 0 ? ExclusiveLock :
+			entry->share_subid != 0 ? ShareLock : NoLock;
+		/* a lock kept from the parent came before an upgrade: never fresh */
+		entry->fresh = false;
+		if (entry->mode == NoLock)
+		{
+			entry->mark = SCOPE_MARK_NONE;
+			entry->mark_stale = false;
+			entry->coarse = false;
+		}
+		else
+			entry->mark_stale = true;	/* the parent's mark: read again */
+		if (entry->deferred_by != NULL && entry->mode != ExclusiveLock)
+		{
+			entry->deferred_by = NULL;
+			deferred_holds--;
+		}
 	}
+	scope_lock_uncount(released);
 }
 
 void
@@ -178,17 +238,42 @@ held_scope_entry(const char *scope)
 		entry->confirmed = false;
 		entry->coarse = false;
 		entry->deferred_by = NULL;
+		entry->share_subid = 0;
+		entry->excl_subid = 0;
+		entry->share_counted = false;
+		entry->excl_counted = false;
+		entry->mark_subid = 0;
+		entry->mark_stale = false;
 	}
 	return entry;
 }
 
-/* Lock a held scope's entry in "mode"; the first lock decides its level. */
+/*
+ * Lock a held scope's entry in "mode"; the first lock decides its level.
+ * The entry remembers the subtransaction that took each mode, and whether
+ * scope_lock.c counted it, for an abort to take back.
+ */
 static LockAcquireResult
 lock_entry(ScopeHold *entry, LOCKMODE mode)
 {
+	LockAcquireResult res;
+	bool		counted;
+
 	if (entry->mode == NoLock)
 		entry->coarse = scope_lock_next_is_coarse();
-	return scope_lock_acquire(entry->lock_hash, mode, entry->coarse);
+	res = scope_lock_acquire(entry->lock_hash, mode, entry->coarse);
+	counted = res == LOCKACQUIRE_OK && !entry->coarse;
+	if (mode == ExclusiveLock && entry->excl_subid == 0)
+	{
+		entry->excl_subid = GetCurrentSubTransactionId();
+		entry->excl_counted = counted;
+	}
+	else if (mode == ShareLock && entry->share_subid == 0)
+	{
+		entry->share_subid = GetCurrentSubTransactionId();
+		entry->share_counted = counted;
+	}
+	return res;
 }
 
 /* Give back the lock of an entry that took it and admitted nothing under it. */
@@ -197,6 +282,16 @@ unlock_entry(ScopeHold *entry)
 {
 	if (!entry->coarse)
 		scope_lock_release(entry->lock_hash, entry->mode);
+	if (entry->mode == ExclusiveLock)
+	{
+		entry->excl_subid = 0;
+		entry->excl_counted = false;
+	}
+	else
+	{
+		entry->share_subid = 0;
+		entry->share_counted = false;
+	}
 	entry->mode = NoLock;
 	entry->fresh = false;
 }
@@ -253,6 +348,19 @@ read_mark_shared(const ScopeHold *entry)
 }
 
 /*
+ * A subtransaction that changed the mark of a scope this transaction still
+ * holds was rolled back: read the parent's mark again (its own uncommitted
+ * raises are visible to it), under the lock it holds.
+ */
+static void
+refresh_stale_mark(ScopeHold *entry)
+{
+	entry->mark_stale = false;
+	entry->mark = changed_marks || entry->mode == ExclusiveLock ?
+		read_mark_table(entry->scope, NULL) : read_mark_shared(entry);
+}
+
+/*
  * The mark, for a backend that holds the scope lock exclusively and is about
  * to change it: from the table, never from or into the cache.
  */
@@ -302,6 +410,7 @@ raise_admitted(ScopeHold *entry, int64 token, Relation rel)
 	}
 	raise_mark(entry->scope, token);
 	entry->mark = token;
+	entry->mark_subid = GetCurrentSubTransactionId();
 }
 
 /*
@@ -323,6 +432,8 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 	ScopeHold *entry = held_scope_entry(scope);
 
 	*hold = entry;
+	if (unlikely(entry->mark_stale))
+		refresh_stale_mark(entry);
 	/* the common case, every row after the first of the transaction */
 	if (entry->mode != NoLock && token <= entry->mark)
 	{
@@ -447,6 +558,8 @@ scope_mark_raise_deferred(const char *scope, int64 token, Relation rel)
 	if (!raise_deferred)
 		return false;
 	entry = held_scope_entry(scope);
+	if (entry->mark_stale)
+		refresh_stale_mark(entry);
 	if (entry->mode != ExclusiveLock || token <= entry->mark)
 		return false;
 	raise_admitted(entry, token, rel);
@@ -478,6 +591,8 @@ scope_mark_lock_exclusive(const char *scope, HeapTuple *row)
 {
 	ScopeHold *entry = held_scope_entry(scope);
 
+	if (entry->mark_stale)
+		refresh_stale_mark(entry);
 	if (entry->mode != ExclusiveLock)
 	{
 		(void) lock_entry(entry, ExclusiveLock);
@@ -499,6 +614,7 @@ scope_mark_remember(const char *scope, int64 mark)
 
 	Assert(entry->mode == ExclusiveLock);
 	entry->mark = mark;
+	entry->mark_subid = GetCurrentSubTransactionId();
 }
 
 /* Set a mark this transaction holds exclusively: reset_mark(), failover_fence.c */
