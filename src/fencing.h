@@ -14,6 +14,7 @@
 
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "fmgr.h"
 #include "utils/elog.h"
 #include "utils/hsearch.h"
@@ -48,5 +49,17 @@
 #define ERRCODE_FENCING_TOKEN_NOT_ISSUED	MAKE_SQLSTATE('Z','F','0','0','3')
 #define ERRCODE_FENCING_CLOCK_EXHAUSTED	MAKE_SQLSTATE('Z','F','0','0','4')
 #define ERRCODE_FENCING_TOKEN_CONFLICT	MAKE_SQLSTATE('Z','F','0','0','5')
+
+/*
+ * Whether a transaction callback's event ends the transaction (commit,
+ * abort, prepare, parallel or not): where per-transaction state goes.
+ */
+static inline bool
+fencing_xact_ended(XactEvent event)
+{
+	return event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE;
+}
 
 #endif							/* FENCING_H */

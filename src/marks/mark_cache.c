@@ -144,19 +144,10 @@ mark_cache_relcache_callback(Datum arg, Oid relid)
 static void
 mark_cache_xact_callback(XactEvent event, void *arg)
 {
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			inval_sent = 0;
-			reading_id = InvalidOid;
-			break;
-		default:
-			break;
-	}
+	if (!fencing_xact_ended(event))
+		return;
+	inval_sent = 0;
+	reading_id = InvalidOid;
 }
 
 void

@@ -118,22 +118,13 @@ forget_held_scopes(void)
 static void
 scope_mark_xact_callback(XactEvent event, void *arg)
 {
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			forget_held_scopes();
-			scope_lock_forget();
-			changed_marks = false;
-			raise_deferred = false;
-			deferred_holds = 0;
-			break;
-		default:
-			break;
-	}
+	if (!fencing_xact_ended(event))
+		return;
+	forget_held_scopes();
+	scope_lock_forget();
+	changed_marks = false;
+	raise_deferred = false;
+	deferred_holds = 0;
 }
 
 /*

@@ -50,18 +50,9 @@ forget_all(void)
 static void
 declared_token_xact_callback(XactEvent event, void *arg)
 {
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			forget_all();
-			break;
-		default:
-			break;
-	}
+	if (!fencing_xact_ended(event))
+		return;
+	forget_all();
 }
 
 /*

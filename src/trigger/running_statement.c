@@ -238,20 +238,11 @@ fencing_ExecutorFinish(QueryDesc *queryDesc)
 static void
 running_statement_xact_callback(XactEvent event, void *arg)
 {
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			/* no statement runs across the end of a transaction */
-			unseen_possible = false;
-			n_unseen_deferring = 0;
-			break;
-		default:
-			break;
-	}
+	if (!fencing_xact_ended(event))
+		return;
+	/* no statement runs across the end of a transaction */
+	unseen_possible = false;
+	n_unseen_deferring = 0;
 }
 
 void
