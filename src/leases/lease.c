@@ -45,12 +45,11 @@
 #include "checks/input_checks.h"
 #include "clock/epoch_clock.h"
 #include "marks/scope_lock.h"
+#include "marks/scope_mark.h"
 #include "security/scope_acl.h"
 #include "state/direct_row.h"
 #include "state/extension_state.h"
 #include "telemetry/rejection.h"
-
-#define FENCING_LOCKTAG_LEASE	0xFE03
 
 /* A scope's lease row, as read under the lease lock. */
 typedef struct Lease
@@ -196,22 +195,29 @@ check_term(FunctionCallInfo fcinfo, int argno)
 /*
  * The privilege, then the lease lock, held to the end of the transaction.
  * A lease changes: refused in a read-only transaction (and on a standby).
- * With wait false, returns false at once when another transaction holds the
- * lock (then see read_lease_for).
+ * The lock is keyed by the scope's id, so it is taken only on a scope that
+ * exists: acquire creates a missing one first ('issued', the caller's, as
+ * its first term would), renew and release lock nothing for a missing
+ * scope (it has no lease to change).  With wait false, returns false at
+ * once when another transaction holds the lock (then see read_lease_for).
  */
 static bool
 lock_lease(const char *scope, ScopeMissing missing, const char *function, LOCKTAG *tag,
 		   bool wait)
 {
 	ScopeInfo	info;
-	uint64		h = scope_lock_hash(scope);
+	int64		scope_id;
 
 	/* a superuser passes whatever the registry says (no read) */
 	if (!superuser_arg(GetUserId()))
 		scope_acl_require(scope, SCOPE_PRIV_LEAD, GetUserId(), missing, &info);
 	PreventCommandIfReadOnly(function);
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h,
-						 FENCING_LOCKTAG_LEASE);
+	scope_id = scope_mark_scope_id(scope, missing == SCOPE_MISSING_MAY_CREATE ?
+								   SCOPE_MISSING_CREATE_ISSUED : SCOPE_MISSING_OK);
+	/* no scope has id 0: a tag nobody takes, should read_lease_for() ask for it */
+	scope_lock_tag(tag, scope_id, FENCING_LOCKTAG_LEASE);
+	if (scope_id == 0)
+		return false;
 	return LockAcquire(tag, ExclusiveLock, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
 }
 

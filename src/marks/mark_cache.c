@@ -58,6 +58,7 @@ typedef struct CachedMark
 	Oid			inval_id;		/* hash key: the scope's pseudo-OID */
 	char		scope[FENCING_SCOPE_MAX_LEN + 1];
 	int64		mark;
+	int64		scope_id;		/* fencing.scopes.id, 0 for no row */
 } CachedMark;
 
 static HTAB *marks = NULL;
@@ -164,7 +165,7 @@ mark_cache_sync(void)
 }
 
 bool
-mark_cache_get(Oid id, const char *scope, int64 *mark)
+mark_cache_get(Oid id, const char *scope, int64 *mark, int64 *scope_id)
 {
 	CachedMark *entry;
 
@@ -174,6 +175,7 @@ mark_cache_get(Oid id, const char *scope, int64 *mark)
 	if (entry == NULL || strcmp(entry->scope, scope) != 0)
 		return false;
 	*mark = entry->mark;
+	*scope_id = entry->scope_id;
 	return true;
 }
 
@@ -185,7 +187,7 @@ mark_cache_read_start(Oid id)
 }
 
 void
-mark_cache_put(Oid id, const char *scope, int64 mark, uint64 read_start)
+mark_cache_put(Oid id, const char *scope, int64 mark, int64 scope_id, uint64 read_start)
 {
 	CachedMark *entry;
 
@@ -197,6 +199,7 @@ mark_cache_put(Oid id, const char *scope, int64 mark, uint64 read_start)
 							  CacheMemoryContext, MARK_CACHE_MAX, id);
 	strlcpy(entry->scope, scope, sizeof(entry->scope));
 	entry->mark = mark;
+	entry->scope_id = scope_id;
 }
 
 void

@@ -22,10 +22,14 @@ extern void mark_cache_init(void);
  * meanwhile.
  */
 extern void mark_cache_sync(void);
-/* "id" is mark_cache_inval_id(scope), which callers may keep. */
-extern bool mark_cache_get(Oid id, const char *scope, int64 *mark);
+/*
+ * "id" is mark_cache_inval_id(scope), which callers may keep.  With the mark
+ * goes the scope's id (0: no such scope), which names its lock.
+ */
+extern bool mark_cache_get(Oid id, const char *scope, int64 *mark, int64 *scope_id);
 extern uint64 mark_cache_read_start(Oid id);
-extern void mark_cache_put(Oid id, const char *scope, int64 mark, uint64 read_start);
+extern void mark_cache_put(Oid id, const char *scope, int64 mark, int64 scope_id,
+						   uint64 read_start);
 extern void mark_cache_forget(const char *scope);
 
 /* The pseudo-OID whose relcache invalidation stands for the scope. */

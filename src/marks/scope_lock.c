@@ -34,8 +34,11 @@
  * too); two transactions that raise marks may deadlock (Postgres aborts one,
  * 40P01).
  *
- * Scope locks are advisory-type tags with a field4 that pg_advisory_lock()
- * cannot produce, 0xFE01 (pg_locks shows objsubid -511).
+ * Scope locks are advisory-type tags keyed by the scope's id, with a field4
+ * that pg_advisory_lock() cannot produce, 0xFE01 (pg_locks shows objsubid
+ * -511).  An id is no name's hash: no name a stranger chooses locks another
+ * tenant's scope, and callers lock only scopes that exist, once the caller's
+ * right to the scope has been checked (scope_mark.c, leases/lease.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -46,8 +49,6 @@
 
 #include "state/extension_state.h"
 
-#define FENCING_LOCKTAG_SCOPE	0xFE01
-
 /* Scope locks a transaction takes before it locks the whole table. */
 #define SCOPE_LOCKS_MAX		32
 
@@ -57,17 +58,24 @@
  */
 static int	fine_locks = 0;
 
-uint64
-scope_lock_hash(const char *scope)
+int64
+scope_lock_legacy_id(const char *scope)
 {
-	return hash_bytes_extended((const unsigned char *) scope, (int) strlen(scope), 0);
+	return (int64) hash_bytes_extended((const unsigned char *) scope, (int) strlen(scope), 0);
+}
+
+void
+scope_lock_tag(LOCKTAG *tag, int64 scope_id, uint16 kind)
+{
+	uint64		id = (uint64) scope_id;
+
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (id >> 32), (uint32) id, kind);
 }
 
 static void
-scope_tag(LOCKTAG *tag, uint64 h)
+scope_tag(LOCKTAG *tag, int64 scope_id)
 {
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h,
-						 FENCING_LOCKTAG_SCOPE);
+	scope_lock_tag(tag, scope_id, FENCING_LOCKTAG_SCOPE);
 }
 
 /* The upper level: fencing.scopes, as a relation lock. */
@@ -78,7 +86,7 @@ table_tag(LOCKTAG *tag)
 }
 
 LockAcquireResult
-scope_lock_acquire(uint64 hash, LOCKMODE mode, bool coarse)
+scope_lock_acquire(int64 scope_id, LOCKMODE mode, bool coarse)
 {
 	LOCKTAG		table;
 	LOCKTAG		tag;
@@ -92,7 +100,7 @@ scope_lock_acquire(uint64 hash, LOCKMODE mode, bool coarse)
 	/* a raise shows itself on the table, where bulk writers see it */
 	if (mode == ExclusiveLock)
 		(void) LockAcquire(&table, RowExclusiveLock, false, false);
-	scope_tag(&tag, hash);
+	scope_tag(&tag, scope_id);
 	res = LockAcquire(&tag, mode, false, false);
 	if (res == LOCKACQUIRE_OK)
 		fine_locks++;
@@ -100,12 +108,12 @@ scope_lock_acquire(uint64 hash, LOCKMODE mode, bool coarse)
 }
 
 void
-scope_lock_release(uint64 hash, LOCKMODE mode)
+scope_lock_release(int64 scope_id, LOCKMODE mode)
 {
 	LOCKTAG		table;
 	LOCKTAG		tag;
 
-	scope_tag(&tag, hash);
+	scope_tag(&tag, scope_id);
 	LockRelease(&tag, mode, false);
 	if (mode == ExclusiveLock)
 	{
@@ -116,11 +124,11 @@ scope_lock_release(uint64 hash, LOCKMODE mode)
 }
 
 void
-scope_lock_wait_for_writers(uint64 hash)
+scope_lock_wait_for_writers(int64 scope_id)
 {
 	LOCKTAG		tag;
 
-	scope_tag(&tag, hash);
+	scope_tag(&tag, scope_id);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 

@@ -25,20 +25,33 @@ extern bool scope_lock_next_is_coarse(void);
  * by its own lock, or by the table lock when "coarse".  Returns LockAcquire()'s
  * result for the lock that decides.
  */
-extern LockAcquireResult scope_lock_acquire(uint64 hash, LOCKMODE mode,
+extern LockAcquireResult scope_lock_acquire(int64 scope_id, LOCKMODE mode,
 											bool coarse);
 
 /*
  * A coarse raise of a scope that has a mark: wait for, and hold off until
  * the transaction ends, its writers at the mark (its own lock, exclusively).
  */
-extern void scope_lock_wait_for_writers(uint64 hash);
+extern void scope_lock_wait_for_writers(int64 scope_id);
 
 /* Give back a lock scope_lock_acquire() newly took (never a coarse one). */
-extern void scope_lock_release(uint64 hash, LOCKMODE mode);
+extern void scope_lock_release(int64 scope_id, LOCKMODE mode);
 
-/* A scope's hash, as the functions above take it (callers may keep it). */
-extern uint64 scope_lock_hash(const char *scope);
+/*
+ * A scope is locked by its id (fencing.scopes.id): a number drawn from a
+ * sequence when the scope's row is created, which no name can collide with.
+ * Callers lock only a scope that exists, after checking the caller's right
+ * to it.  A registry created before ids existed (its SQL not yet updated)
+ * has no id: then the scope's name hash stands in (scope_lock_legacy_id).
+ */
+extern int64 scope_lock_legacy_id(const char *scope);
+
+/* The tag of a lock on a scope id, for a kind of lock (field4, below). */
+extern void scope_lock_tag(LOCKTAG *tag, int64 scope_id, uint16 kind);
+
+/* field4 of the scope locks and of the lease locks (leases/lease.c) */
+#define FENCING_LOCKTAG_SCOPE	0xFE01
+#define FENCING_LOCKTAG_LEASE	0xFE03
 
 /* The transaction ended: no scope lock is held any more. */
 extern void scope_lock_forget(void);

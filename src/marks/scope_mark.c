@@ -10,7 +10,11 @@
  * arrives after the raise committed reads the new mark.  The lock is a
  * heavyweight lock with a tag of our own (an advisory-type tag with a field4
  * that pg_advisory_lock() cannot produce), so waits show up in pg_locks, obey
- * lock_timeout and take part in deadlock detection.  A transaction that
+ * lock_timeout and take part in deadlock detection.  The lock is keyed by the
+ * scope's id (fencing.scopes.id), never by its name: only a scope that
+ * exists is locked, and only once the caller's right to it was checked; a
+ * scope written for the first time is created (by a role allowed to) before
+ * it is locked, and two creators meet on the row's unique name.  A transaction that
  * writes many scopes locks the later ones by table (scope_lock.c), so the
  * number of locks it holds stays bounded.
  *
@@ -60,9 +64,9 @@ struct ScopeHold
 	int64		mark;			/* valid while mode != NoLock */
 	bool		fresh;			/* this entry acquired the lock it holds */
 	bool		coarse;			/* locked by the table lock (scope_lock.c) */
-	/* derived from the scope once, when the entry is made (kept across transactions) */
-	uint64		lock_hash;		/* scope_lock_hash() */
-	Oid			cache_id;		/* mark_cache_inval_id() */
+	/* kept across transactions */
+	int64		lock_id;		/* the scope's id as last read; 0: not known */
+	Oid			cache_id;		/* mark_cache_inval_id(), derived once */
 	bool		confirmed;		/* a write was admitted under the lock */
 	const void *deferred_by;	/* the statement whose raise is deferred, or NULL */
 	/* what a subtransaction abort takes back (see scope_mark_subxact_callback) */
@@ -72,6 +76,8 @@ struct ScopeHold
 	bool		excl_counted;	/* the exclusive lock is one */
 	SubTransactionId mark_subid;	/* changed the mark (a raise, a store); 0: none */
 	bool		mark_stale;		/* read the mark again before trusting it */
+	SubTransactionId created_subid; /* created the scope's row to lock it; 0: no */
+	Oid			bound_relid;	/* the table whose binding to the scope was checked last */
 };
 
 /*
@@ -155,6 +161,8 @@ scope_mark_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 		if (entry->generation != held_generation)
 			continue;
+		/* a binding may have been checked against grants rolled back now */
+		entry->bound_relid = InvalidOid;
 		if (entry->excl_subid >= mySubid)
 		{
 			released += entry->excl_counted ? 1 : 0;
@@ -172,6 +180,13 @@ scope_mark_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		if (entry->mark_subid >= mySubid)
 		{
 			entry->mark_subid = 0;
+			changed = true;
+		}
+		if (entry->created_subid >= mySubid)
+		{
+			/* the row it created is gone with it, and so is its id */
+			entry->created_subid = 0;
+			entry->lock_id = 0;
 			changed = true;
 		}
 		if (!changed)
@@ -217,7 +232,7 @@ held_scope_entry(const char *scope)
 	entry = hash_search(held_scopes, scope, HASH_ENTER, &found);
 	if (!found)
 	{
-		entry->lock_hash = scope_lock_hash(scope);
+		entry->lock_id = 0;
 		entry->cache_id = mark_cache_inval_id(scope);
 	}
 	if (!found || entry->generation != held_generation)
@@ -235,6 +250,8 @@ held_scope_entry(const char *scope)
 		entry->excl_counted = false;
 		entry->mark_subid = 0;
 		entry->mark_stale = false;
+		entry->created_subid = 0;
+		entry->bound_relid = InvalidOid;
 	}
 	return entry;
 }
@@ -252,7 +269,8 @@ lock_entry(ScopeHold *entry, LOCKMODE mode)
 
 	if (entry->mode == NoLock)
 		entry->coarse = scope_lock_next_is_coarse();
-	res = scope_lock_acquire(entry->lock_hash, mode, entry->coarse);
+	Assert(entry->lock_id != 0);
+	res = scope_lock_acquire(entry->lock_id, mode, entry->coarse);
 	counted = res == LOCKACQUIRE_OK && !entry->coarse;
 	if (mode == ExclusiveLock && entry->excl_subid == 0)
 	{
@@ -267,12 +285,21 @@ lock_entry(ScopeHold *entry, LOCKMODE mode)
 	return res;
 }
 
-/* Give back the lock of an entry that took it and admitted nothing under it. */
+/*
+ * Give back the lock of an entry that took it and admitted nothing under it;
+ * a scope row it created to be locked goes too (nothing was written to it).
+ */
 static void
 unlock_entry(ScopeHold *entry)
 {
 	if (!entry->coarse)
-		scope_lock_release(entry->lock_hash, entry->mode);
+		scope_lock_release(entry->lock_id, entry->mode);
+	if (entry->created_subid != 0)
+	{
+		scope_acl_remove_created(entry->scope);
+		entry->created_subid = 0;
+		entry->lock_id = 0;
+	}
 	if (entry->mode == ExclusiveLock)
 	{
 		entry->excl_subid = 0;
@@ -295,12 +322,13 @@ unlock_entry(ScopeHold *entry)
  * guards against that with its counter).
  */
 static int64
-read_mark_table(const char *scope, HeapTuple *row)
+read_mark_table(const char *scope, HeapTuple *row, int64 *scope_id)
 {
 	Relation	rel = table_open(fencing_scopes_relid(), AccessShareLock);
 	HeapTuple	tuple = direct_row_fetch(rel, fencing_scopes_pkey_relid(), scope);
 	int64		mark = SCOPE_MARK_NONE;
 
+	*scope_id = 0;
 	if (HeapTupleIsValid(tuple))
 	{
 		bool		isnull;
@@ -309,6 +337,16 @@ read_mark_table(const char *scope, HeapTuple *row)
 
 		if (!isnull)
 			mark = DatumGetInt64(d);
+		/* before 1.4's SQL the registry has no ids: the name's hash stands in */
+		if (RelationGetDescr(rel)->natts < Anum_scopes_id)
+			*scope_id = scope_lock_legacy_id(scope);
+		else
+		{
+			d = heap_getattr(tuple, Anum_scopes_id, RelationGetDescr(rel), &isnull);
+			*scope_id = isnull ? scope_lock_legacy_id(scope) : DatumGetInt64(d);
+		}
+		if (*scope_id == 0)
+			*scope_id = 1;		/* 0 says "no such scope" */
 	}
 	if (row != NULL)
 		*row = tuple;
@@ -319,22 +357,25 @@ read_mark_table(const char *scope, HeapTuple *row)
 }
 
 /*
- * The mark, for a backend that holds the scope lock in share mode: from this
- * backend's cache, else from the table (and then cached).
+ * The mark and the id, for a backend that holds the scope lock in share
+ * mode: from this backend's cache, else from the table (and then cached).
+ * Also read before the lock, to learn the id to lock by: what is cached
+ * then is checked again under the lock, after mark_cache_sync() took in the
+ * messages of every change committed before the lock was granted.
  */
 static int64
-read_mark_shared(const ScopeHold *entry)
+read_mark_shared(const ScopeHold *entry, int64 *scope_id)
 {
 	int64		mark;
 	uint64		read_start;
 
 	mark_cache_sync();
-	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark))
+	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark, scope_id))
 		return mark;
 	read_start = mark_cache_read_start(entry->cache_id);
-	mark = read_mark_table(entry->scope, NULL);
+	mark = read_mark_table(entry->scope, NULL, scope_id);
 	if (!changed_marks)
-		mark_cache_put(entry->cache_id, entry->scope, mark, read_start);
+		mark_cache_put(entry->cache_id, entry->scope, mark, *scope_id, read_start);
 	return mark;
 }
 
@@ -346,9 +387,11 @@ read_mark_shared(const ScopeHold *entry)
 static void
 refresh_stale_mark(ScopeHold *entry)
 {
+	int64		scope_id;
+
 	entry->mark_stale = false;
 	entry->mark = changed_marks || entry->mode == ExclusiveLock ?
-		read_mark_table(entry->scope, NULL) : read_mark_shared(entry);
+		read_mark_table(entry->scope, NULL, &scope_id) : read_mark_shared(entry, &scope_id);
 }
 
 /*
@@ -356,12 +399,187 @@ refresh_stale_mark(ScopeHold *entry)
  * to change it: from the table, never from or into the cache.
  */
 static int64
-read_mark_for_change(const char *scope, HeapTuple *row)
+read_mark_for_change(const char *scope, HeapTuple *row, int64 *scope_id)
 {
 	changed_marks = true;
 	/* a change of the row tells the other backends (forget_cached_marks) */
 	mark_cache_forget(scope);
-	return read_mark_table(scope, row);
+	return read_mark_table(scope, row, scope_id);
+}
+
+/*
+ * The id a lock of the entry's scope is taken by was read before the lock;
+ * read again under it, it must be the same.  Only a row deleted and created
+ * again by hand (a superuser) changes it: a lock taken for this entry alone
+ * is given back and the caller locks again by the id now read; a lock held
+ * from before cannot be, and the transaction is asked to retry.
+ */
+static bool
+locked_id_holds(ScopeHold *entry, int64 scope_id)
+{
+	if (scope_id == entry->lock_id)
+		return true;
+	if (!entry->fresh && !entry->coarse)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("the registry row of scope \"%s\" was replaced while this transaction held it",
+						entry->scope),
+				 errhint("Retry the transaction.")));
+	if (!entry->coarse)
+		unlock_entry(entry);
+	entry->lock_id = scope_id;
+	return entry->coarse;		/* the table lock covers the new id too */
+}
+
+/* The entry's scope id, read without a lock (0: no such scope). */
+static int64
+learn_scope_id(ScopeHold *entry)
+{
+	if (entry->lock_id == 0)
+		(void) read_mark_shared(entry, &entry->lock_id);
+	return entry->lock_id;
+}
+
+/*
+ * A write at the mark: the scope's lock in share mode, and its mark read
+ * under it.  False, holding nothing, for a scope that does not exist.
+ */
+static bool
+lock_share(ScopeHold *entry)
+{
+	for (;;)
+	{
+		LockAcquireResult res;
+		int64		scope_id;
+
+		if (learn_scope_id(entry) == 0)
+			return false;
+		res = lock_entry(entry, ShareLock);
+		entry->mode = ShareLock;
+		entry->fresh = (res == LOCKACQUIRE_OK && !entry->coarse);
+		entry->mark = read_mark_shared(entry, &scope_id);
+		if (locked_id_holds(entry, scope_id))
+			break;
+	}
+	if (entry->lock_id == 0)
+	{
+		/* the row went away under a coarse lock: as if never locked */
+		entry->mark = SCOPE_MARK_NONE;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The first write of a scope in this transaction: the share lock and the
+ * mark, and if the token is above the mark and nothing was written under
+ * the lock yet, the lock given back (the raise comes back exclusively).
+ * False for a scope that does not exist, with nothing held.
+ */
+static bool
+lock_at_mark(ScopeHold *entry, int64 token)
+{
+	if (!lock_share(entry))
+		return false;
+	if (token > entry->mark && entry->fresh && !entry->confirmed)
+		unlock_entry(entry);
+	return true;
+}
+
+static void lock_exclusive(ScopeHold *entry, ScopeMissing missing, HeapTuple *row,
+						   bool created);
+
+/*
+ * Create the entry's scope row, owned by the user; true if this transaction
+ * created it (false: another one had, and has committed).  The transaction
+ * reads its own uncommitted row from now on: it caches no mark.
+ */
+static bool
+create_scope_row(ScopeHold *entry, bool issued)
+{
+	changed_marks = true;
+	entry->lock_id = 0;
+	if (!scope_acl_create(entry->scope, GetUserId(), issued))
+		return false;
+	entry->created_subid = GetCurrentSubTransactionId();
+	return true;
+}
+
+/*
+ * The first write of a scope that does not exist: with the right to raise
+ * (and so to create it), its row is created, 'external' and the writer's,
+ * and locked exclusively by its new id; true.  False, holding nothing, when
+ * another transaction created it first: its creator has committed (the
+ * insert waited for it), and the write is judged at the mark it set.
+ */
+static bool
+create_for_raise(ScopeHold *entry, int64 token, Relation rel)
+{
+	ScopeInfo	info;
+
+	/* scope security: no privilege, no row and no lock */
+	if (!scope_acl_check_raise(entry->scope, token, &info))
+	{
+		FenceWrite	w = {rel, entry->scope, NULL};
+
+		fence_reject_not_issued(&w, token, info.epoch);
+	}
+	if (!create_scope_row(entry, false))
+		return false;
+	lock_exclusive(entry, SCOPE_MISSING_CREATE_EXTERNAL, NULL, true);
+	return true;
+}
+
+/*
+ * A change of the mark: the scope's lock exclusively (waiting for its
+ * writers at the mark), and the mark (with row, the scope's row) read
+ * under it.  A scope that does not exist is first created, owned by the
+ * caller, 'issued' or 'external' as "missing" says (the caller checked
+ * that the user may create it): a scope is locked by its id, which it
+ * gets when it is created.  Its mark is then none (the row's 0 is a
+ * placeholder until the caller stores or raises the mark; "created": the
+ * caller created it), and no writer can be at it.  With SCOPE_MISSING_OK a
+ * missing scope is left alone: nothing is locked, and the mark is none.
+ */
+static void
+lock_exclusive(ScopeHold *entry, ScopeMissing missing, HeapTuple *row, bool created)
+{
+	for (;;)
+	{
+		LockAcquireResult res;
+		bool		upgrade = entry->mode != NoLock;
+		int64		scope_id;
+
+		if (learn_scope_id(entry) == 0)
+		{
+			if (missing == SCOPE_MISSING_OK || missing == SCOPE_MISSING_MAY_CREATE)
+			{
+				entry->mark = SCOPE_MARK_NONE;
+				if (row != NULL)
+					*row = NULL;
+				return;
+			}
+			created = create_scope_row(entry, missing == SCOPE_MISSING_CREATE_ISSUED);
+			(void) read_mark_table(entry->scope, NULL, &entry->lock_id);
+			if (entry->lock_id == 0)
+			{
+				Relation	scopes = table_open(fencing_scopes_relid(), AccessShareLock);
+
+				direct_row_report_deleted(scopes, entry->scope);
+			}
+		}
+		res = lock_entry(entry, ExclusiveLock);
+		/* an upgrade keeps the share lock, which a write was admitted under */
+		entry->fresh = (!upgrade && res == LOCKACQUIRE_OK && !entry->coarse);
+		entry->mode = ExclusiveLock;
+		entry->mark = read_mark_for_change(entry->scope, row, &scope_id);
+		if (locked_id_holds(entry, scope_id))
+			break;
+	}
+	if (created)
+		entry->mark = SCOPE_MARK_NONE;
+	if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
+		scope_lock_wait_for_writers(entry->lock_id);
 }
 
 /*
@@ -423,6 +641,16 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 	ScopeHold *entry = held_scope_entry(scope);
 
 	*hold = entry;
+	/*
+	 * A scope column names only scopes its table's owner may write to:
+	 * checked before any lock, for each table that names the scope (a
+	 * scope this transaction holds for another table proves nothing).
+	 */
+	if (bound && unlikely(entry->bound_relid != RelationGetRelid(rel)))
+	{
+		scope_binding_require(rel, scope);
+		entry->bound_relid = RelationGetRelid(rel);
+	}
 	if (unlikely(entry->mark_stale))
 		refresh_stale_mark(entry);
 	/* the common case, every row after the first of the transaction */
@@ -434,46 +662,26 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 
 	if (entry->mode == NoLock)
 	{
-		LockAcquireResult res;
-
-		/*
-		 * A scope column names only scopes its table's owner may write to:
-		 * checked before the lock, once per scope and transaction (a scope
-		 * this transaction already holds was admitted before).
-		 */
-		if (bound)
-			scope_binding_require(rel, scope);
-		res = lock_entry(entry, ShareLock);
-
-		entry->mode = ShareLock;
-		entry->fresh = (res == LOCKACQUIRE_OK && !entry->coarse);
-		entry->mark = read_mark_shared(entry);
-		if (token > entry->mark && entry->fresh && !entry->confirmed)
+		if (!lock_at_mark(entry, token) && !create_for_raise(entry, token, rel))
 		{
-			/* nothing was written under this lock yet: give it back */
-			unlock_entry(entry);
+			/* another transaction created it meanwhile (and committed) */
+			if (!lock_at_mark(entry, token))
+				entry->mark = SCOPE_MARK_NONE;
 		}
 	}
 
 	if (token > entry->mark && entry->mode != ExclusiveLock)
 	{
-		LockAcquireResult res;
 		ScopeInfo	info;
 
-		/* scope security (issue 7): no privilege, no exclusive lock to wait for */
+		/* scope security: no privilege, no exclusive lock to wait for */
 		if (!scope_acl_check_raise(scope, token, &info))
 		{
 			FenceWrite	w = {rel, scope, NULL};
 
 			fence_reject_not_issued(&w, token, info.epoch);
 		}
-		res = lock_entry(entry, ExclusiveLock);
-		/* an upgrade keeps the share lock, which a write was admitted under */
-		entry->fresh = (entry->mode == NoLock && res == LOCKACQUIRE_OK && !entry->coarse);
-		entry->mode = ExclusiveLock;
-		entry->mark = read_mark_for_change(scope, NULL);
-		if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
-			scope_lock_wait_for_writers(entry->lock_hash);
+		lock_exclusive(entry, SCOPE_MISSING_CREATE_EXTERNAL, NULL, false);
 	}
 
 	*mark = entry->mark;
@@ -578,7 +786,7 @@ scope_mark_admit(const char *scope, int64 token, int64 *mark, Relation rel, bool
 }
 
 int64
-scope_mark_lock_exclusive(const char *scope, HeapTuple *row)
+scope_mark_lock_exclusive(const char *scope, ScopeMissing missing, HeapTuple *row)
 {
 	ScopeHold *entry = held_scope_entry(scope);
 
@@ -586,16 +794,34 @@ scope_mark_lock_exclusive(const char *scope, HeapTuple *row)
 		refresh_stale_mark(entry);
 	if (entry->mode != ExclusiveLock)
 	{
-		(void) lock_entry(entry, ExclusiveLock);
-		entry->mode = ExclusiveLock;
-		entry->mark = read_mark_for_change(scope, row);
-		if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
-			scope_lock_wait_for_writers(entry->lock_hash);
+		lock_exclusive(entry, missing, row, false);
+		if (entry->mode == NoLock)
+			return SCOPE_MARK_NONE;		/* missing, and left alone */
 	}
 	else if (row != NULL)
-		(void) read_mark_table(scope, row);
+	{
+		int64		scope_id;
+
+		(void) read_mark_table(scope, row, &scope_id);
+	}
 	entry->confirmed = true;
 	return entry->mark;
+}
+
+int64
+scope_mark_scope_id(const char *scope, ScopeMissing missing)
+{
+	ScopeHold *entry = held_scope_entry(scope);
+
+	if (learn_scope_id(entry) == 0 &&
+		(missing == SCOPE_MISSING_CREATE_ISSUED || missing == SCOPE_MISSING_CREATE_EXTERNAL))
+	{
+		/* kept whatever follows: the caller goes on to use the scope */
+		changed_marks = true;
+		(void) scope_acl_create(scope, GetUserId(), missing == SCOPE_MISSING_CREATE_ISSUED);
+		(void) read_mark_table(scope, NULL, &entry->lock_id);
+	}
+	return entry->lock_id;
 }
 
 void
@@ -659,7 +885,7 @@ reset_mark(PG_FUNCTION_ARGS)
 
 	/* scope security (issue 7): the owner; a new scope is the caller's */
 	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
-	old_mark = scope_mark_lock_exclusive(scope, NULL);
+	old_mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_CREATE_EXTERNAL, NULL);
 	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_CREATE_EXTERNAL, &info);
 	scope_mark_store(scope, new_mark);
 
@@ -736,12 +962,13 @@ committed_mark(PG_FUNCTION_ARGS)
 	char	   *scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	Oid			roleid = GetUserId();
 	int64		mark;
+	int64		scope_id;
 
 	if (strlen(scope) == 0 || strlen(scope) > FENCING_SCOPE_MAX_LEN)
 		PG_RETURN_NULL();
 	if (!scope_acl_may_read(scope, roleid))
 		PG_RETURN_NULL();
-	mark = read_mark_table(scope, NULL);
+	mark = read_mark_table(scope, NULL, &scope_id);
 	if (mark == SCOPE_MARK_NONE)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(mark);

@@ -15,6 +15,7 @@
 #include "utils/relcache.h"
 
 #include "durability/durable_commit.h"
+#include "security/scope_acl.h"
 
 /* The mark of a scope nobody has written to yet: every token is above it. */
 #define SCOPE_MARK_NONE		((int64) -1)
@@ -70,11 +71,22 @@ extern bool scope_mark_raise_deferred(const char *scope, int64 token, Relation r
 /*
  * Lock the scope exclusively (waiting for every in-flight writer of the
  * scope to finish) and return its current mark, for callers that then set
- * the mark themselves and report it with scope_mark_remember().  With row,
- * also the scope's row of fencing.scopes as read under the lock (a copy, or
- * NULL for a missing scope).
+ * the mark themselves and report it with scope_mark_remember().  A missing
+ * scope is created first, owned by the user, as "missing" says (the caller
+ * checked that the user may create scopes): its mark is then none; with
+ * SCOPE_MISSING_OK it is left alone and nothing is locked.  With row, also
+ * the scope's row of fencing.scopes as read under the lock (a copy, or NULL
+ * for a missing scope).
  */
-extern int64 scope_mark_lock_exclusive(const char *scope, HeapTuple *row);
+extern int64 scope_mark_lock_exclusive(const char *scope, ScopeMissing missing,
+									   HeapTuple *row);
+
+/*
+ * The id the scope is locked by (leases/lease.c locks its lease by it too),
+ * 0 for a missing scope; one is created first, as scope_mark_lock_exclusive()
+ * does, when "missing" says to create it.
+ */
+extern int64 scope_mark_scope_id(const char *scope, ScopeMissing missing);
 extern void scope_mark_remember(const char *scope, int64 mark);
 
 /*

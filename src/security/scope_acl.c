@@ -269,6 +269,19 @@ scope_acl_create(const char *scope, Oid owner, bool issued)
 }
 
 void
+scope_acl_remove_created(const char *scope)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"DELETE FROM fencing.scopes AS s WHERE s.scope OPERATOR(pg_catalog.=) $1";
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+
+	values[0] = CStringGetTextDatum(scope);
+	(void) fencing_execute_as_owner(&plan, sql, 1, argtypes, values);
+}
+
+void
 scope_acl_require_known(const char *scope, ScopePrivilege priv, Oid roleid,
 						ScopeMissing missing, ScopeInfo *info)
 {

@@ -183,3 +183,13 @@ BEGIN
                   HINT = 'Add fencing to shared_preload_libraries (restart), or to session_preload_libraries.';
     END IF;
 END $$;
+
+-- Scopes are locked by an id of their own, no longer by a hash of their
+-- name: every existing scope gets one now (src/marks/scope_lock.c).
+CREATE SEQUENCE fencing.scope_ids AS bigint MINVALUE 1 NO CYCLE;
+COMMENT ON SEQUENCE fencing.scope_ids IS 'The ids of scopes: one for each scope when it is created.';
+SELECT pg_catalog.pg_extension_config_dump('fencing.scope_ids', '');
+REVOKE ALL ON fencing.scope_ids FROM PUBLIC;
+ALTER TABLE fencing.scopes
+    ADD COLUMN id bigint NOT NULL DEFAULT pg_catalog.nextval('fencing.scope_ids'::pg_catalog.regclass);
+COMMENT ON COLUMN fencing.scopes.id IS 'The number the scope is locked by, drawn from fencing.scope_ids when the scope is created: no name collides with it.';

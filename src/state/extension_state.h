@@ -27,6 +27,7 @@
 #define Natts_scopes_1_1			7	/* before 1.2: no owner, no tokens */
 #define Anum_scopes_owner			8
 #define Anum_scopes_tokens			9
+#define Anum_scopes_id				10	/* 1.4: the id the scope is locked by */
 
 #define Anum_terms_epoch			1
 #define Anum_terms_scope			2

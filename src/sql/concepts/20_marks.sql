@@ -5,6 +5,14 @@
 -- and takeover() raise them; reset_mark() is the one way to lower one.
 -- Locking, reading and raising marks: src/marks/.
 
+-- Scope ids: each scope gets one when it is created, and is locked by it
+-- (src/marks/scope_lock.c), never by its name.
+CREATE SEQUENCE fencing.scope_ids AS bigint MINVALUE 1 NO CYCLE;
+COMMENT ON SEQUENCE fencing.scope_ids IS 'The ids of scopes: one for each scope when it is created.';
+-- kept by pg_dump with the scopes' rows
+SELECT pg_catalog.pg_extension_config_dump('fencing.scope_ids', '');
+REVOKE ALL ON fencing.scope_ids FROM PUBLIC;
+
 CREATE TABLE fencing.scopes (
     scope           text COLLATE "C" PRIMARY KEY,
     mark            bigint NOT NULL CHECK (mark OPERATOR(pg_catalog.>=) 0),
@@ -15,6 +23,7 @@ CREATE TABLE fencing.scopes (
     terms_issued    bigint NOT NULL DEFAULT 0,
     owner           oid NOT NULL,
     tokens          text NOT NULL,
+    id              bigint NOT NULL DEFAULT pg_catalog.nextval('fencing.scope_ids'::pg_catalog.regclass),
     CHECK (pg_catalog.octet_length(scope) OPERATOR(pg_catalog.<=) 200
            AND scope OPERATOR(pg_catalog.<>) ''),
     CONSTRAINT scopes_tokens_check
@@ -22,6 +31,7 @@ CREATE TABLE fencing.scopes (
 );
 COMMENT ON TABLE fencing.scopes IS 'Per-scope high-water mark and latest term. Written only by the extension.';
 COMMENT ON COLUMN fencing.scopes.owner IS 'The role that owns the scope: all privileges, grants, resets.';
+COMMENT ON COLUMN fencing.scopes.id IS 'The number the scope is locked by, drawn from fencing.scope_ids when the scope is created: no name collides with it.';
 COMMENT ON COLUMN fencing.scopes.tokens IS 'issued: a write raises the mark only to a term issued for the scope; external: to any higher token.';
 -- kept by pg_dump, so a dump/restore keeps marks
 SELECT pg_catalog.pg_extension_config_dump('fencing.scopes', '');
