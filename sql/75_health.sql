@@ -20,12 +20,13 @@ SELECT count(*) AS scopes, min(mark), max(mark), min(tokens), max(tokens)
 -- at the mark, in one transaction: the locks it holds stay bounded
 BEGIN;
 INSERT INTO tenant_rows SELECT 'tenant-' || g, g, 7 FROM generate_series(1, 20000) g;
-SELECT count(*) FILTER (WHERE locktype = 'advisory') <= 32 AS scope_locks_bounded,
-       bool_or(locktype = 'relation' AND relation = 'fencing.scopes'::regclass
-               AND mode = 'ShareLock') AS beyond_32_by_the_table
+SELECT count(*) FILTER (WHERE locktype = 'advisory' AND objsubid = -511) <= 32 AS scope_locks_bounded,
+       bool_or(locktype = 'advisory' AND objsubid = -508 AND mode = 'ShareLock'
+               AND objid = (SELECT oid FROM pg_roles WHERE rolname = current_user))
+         AS beyond_32_by_the_owner
   FROM pg_locks WHERE pid = pg_backend_pid();
 COMMIT;
--- a stale token is still refused for a scope locked by the table lock
+-- a stale token is still refused for a scope locked by its owner's lock
 BEGIN;
 INSERT INTO tenant_rows SELECT 'tenant-' || g, g, 7 FROM generate_series(1, 100) g;
 INSERT INTO tenant_rows VALUES ('tenant-99', 99, 6);

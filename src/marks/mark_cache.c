@@ -58,7 +58,7 @@ typedef struct CachedMark
 	Oid			inval_id;		/* hash key: the scope's pseudo-OID */
 	char		scope[FENCING_SCOPE_MAX_LEN + 1];
 	int64		mark;
-	int64		scope_id;		/* fencing.scopes.id, 0 for no row */
+	ScopeKey	key;			/* what the scope is locked by */
 } CachedMark;
 
 static HTAB *marks = NULL;
@@ -165,7 +165,7 @@ mark_cache_sync(void)
 }
 
 bool
-mark_cache_get(Oid id, const char *scope, int64 *mark, int64 *scope_id)
+mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key)
 {
 	CachedMark *entry;
 
@@ -175,7 +175,7 @@ mark_cache_get(Oid id, const char *scope, int64 *mark, int64 *scope_id)
 	if (entry == NULL || strcmp(entry->scope, scope) != 0)
 		return false;
 	*mark = entry->mark;
-	*scope_id = entry->scope_id;
+	*key = entry->key;
 	return true;
 }
 
@@ -187,7 +187,8 @@ mark_cache_read_start(Oid id)
 }
 
 void
-mark_cache_put(Oid id, const char *scope, int64 mark, int64 scope_id, uint64 read_start)
+mark_cache_put(Oid id, const char *scope, int64 mark, const ScopeKey *key,
+			   uint64 read_start)
 {
 	CachedMark *entry;
 
@@ -199,7 +200,7 @@ mark_cache_put(Oid id, const char *scope, int64 mark, int64 scope_id, uint64 rea
 							  CacheMemoryContext, MARK_CACHE_MAX, id);
 	strlcpy(entry->scope, scope, sizeof(entry->scope));
 	entry->mark = mark;
-	entry->scope_id = scope_id;
+	entry->key = *key;
 }
 
 void

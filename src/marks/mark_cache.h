@@ -13,6 +13,8 @@
 
 #include "utils/hsearch.h"
 
+#include "marks/scope_lock.h"
+
 extern void mark_cache_init(void);
 
 /*
@@ -24,11 +26,11 @@ extern void mark_cache_init(void);
 extern void mark_cache_sync(void);
 /*
  * "id" is mark_cache_inval_id(scope), which callers may keep.  With the mark
- * goes the scope's id (0: no such scope), which names its lock.
+ * goes what the scope is locked by (id 0: no such scope).
  */
-extern bool mark_cache_get(Oid id, const char *scope, int64 *mark, int64 *scope_id);
+extern bool mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key);
 extern uint64 mark_cache_read_start(Oid id);
-extern void mark_cache_put(Oid id, const char *scope, int64 mark, int64 scope_id,
+extern void mark_cache_put(Oid id, const char *scope, int64 mark, const ScopeKey *key,
 						   uint64 read_start);
 extern void mark_cache_forget(const char *scope);
 

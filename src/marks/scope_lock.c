@@ -11,28 +11,36 @@
  * ran out of it under the default max_locks_per_transaction.
  *
  * So a transaction locks at most SCOPE_LOCKS_MAX scopes one by one ("fine"),
- * and every scope after those through the table fencing.scopes ("coarse"):
+ * and every scope after those through the lock of the scope's owner
+ * ("coarse"): one lock for all the scopes a role owns.
  *
  *   fine, at the mark   the scope's lock, in ShareLock: nothing else, so the
  *                       common write pays for one lock, as in 1.1;
- *   fine, a raise       fencing.scopes in RowExclusiveLock (which the raise
- *                       takes anyway to write the mark), then the scope's
- *                       lock in ExclusiveLock;
- *   coarse, at the mark fencing.scopes in ShareLock;
- *   coarse, a raise     fencing.scopes in ExclusiveLock and, for a scope that
- *                       already has a mark, its own lock in ExclusiveLock.
+ *   fine, a raise       the owner's lock in RowExclusiveLock, then the
+ *                       scope's lock in ExclusiveLock;
+ *   coarse, at the mark the owner's lock in ShareLock;
+ *   coarse, a raise     the owner's lock in ExclusiveLock and, for a scope
+ *                       that already has a mark, its own lock in
+ *                       ExclusiveLock.
  *
  * Why that keeps I3 and I6: a coarse writer at the mark holds off every
- * raise (RowExclusive, Exclusive) and no writer at the mark.  A coarse raise
- * holds off every other raise and every coarse writer; writers at the mark
- * of a scope it raises exist only if the scope has a committed mark, and
- * then it waits for them, and holds them off, on the scope's own lock (no
- * scope can get its first mark meanwhile: that is a raise).  So the number
- * of locks is bounded except for a transaction that raises the marks of
- * thousands of existing scopes.  The price of a bulk transaction: while it
- * is open, takeovers wait for it (and, if it raises marks, bulk writers
- * too); two transactions that raise marks may deadlock (Postgres aborts one,
- * 40P01).
+ * raise of the owner's scopes (RowExclusive, Exclusive) and no writer at the
+ * mark.  A coarse raise holds off every other raise of the owner's scopes
+ * and every coarse writer of them; writers at the mark of a scope it raises
+ * exist only if the scope has a committed mark, and then it waits for them,
+ * and holds them off, on the scope's own lock (no scope can get its first
+ * mark meanwhile: that is a raise).  Every party names the owner it read
+ * before locking, and checks it again under the lock (scope_mark.c);
+ * fencing.alter_scope_owner() first locks the scope exclusively under its
+ * old owner, so that no writer still holds it by that owner.  So the number
+ * of locks is bounded (by 32 plus the number of owners written to) except
+ * for a transaction that raises the marks of thousands of existing scopes.
+ * The price of a bulk transaction: while it is open, takeovers of the
+ * scopes of the owners it writes to wait for it (and, if it raises marks,
+ * bulk writers of theirs too) -- never those of another owner, who has not
+ * granted it the right to write (a scope column only names scopes its
+ * table's owner may write to); two transactions that raise marks may
+ * deadlock (Postgres aborts one, 40P01).
  *
  * Scope locks are advisory-type tags keyed by the scope's id, with a field4
  * that pg_advisory_lock() cannot produce, 0xFE01 (pg_locks shows objsubid
@@ -47,7 +55,6 @@
 #include "common/hashfn.h"
 #include "miscadmin.h"
 
-#include "state/extension_state.h"
 
 /* Scope locks a transaction takes before it locks the whole table. */
 #define SCOPE_LOCKS_MAX		32
@@ -78,28 +85,28 @@ scope_tag(LOCKTAG *tag, int64 scope_id)
 	scope_lock_tag(tag, scope_id, FENCING_LOCKTAG_SCOPE);
 }
 
-/* The upper level: fencing.scopes, as a relation lock. */
+/* The upper level: the scope's owner (InvalidOid before 1.2's owners). */
 static void
-table_tag(LOCKTAG *tag)
+owner_tag(LOCKTAG *tag, Oid owner)
 {
-	SET_LOCKTAG_RELATION(*tag, MyDatabaseId, fencing_scopes_relid());
+	scope_lock_tag(tag, (int64) owner, FENCING_LOCKTAG_OWNER);
 }
 
 LockAcquireResult
-scope_lock_acquire(int64 scope_id, LOCKMODE mode, bool coarse)
+scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode, bool coarse)
 {
-	LOCKTAG		table;
+	LOCKTAG		upper;
 	LOCKTAG		tag;
 	LockAcquireResult res;
 
 	Assert(mode == ShareLock || mode == ExclusiveLock);
-	table_tag(&table);
+	owner_tag(&upper, owner);
 	if (coarse)
-		return LockAcquire(&table, mode, false, false);
+		return LockAcquire(&upper, mode, false, false);
 
-	/* a raise shows itself on the table, where bulk writers see it */
+	/* a raise shows itself on the owner's lock, where bulk writers see it */
 	if (mode == ExclusiveLock)
-		(void) LockAcquire(&table, RowExclusiveLock, false, false);
+		(void) LockAcquire(&upper, RowExclusiveLock, false, false);
 	scope_tag(&tag, scope_id);
 	res = LockAcquire(&tag, mode, false, false);
 	if (res == LOCKACQUIRE_OK)
@@ -108,17 +115,17 @@ scope_lock_acquire(int64 scope_id, LOCKMODE mode, bool coarse)
 }
 
 void
-scope_lock_release(int64 scope_id, LOCKMODE mode)
+scope_lock_release(int64 scope_id, Oid owner, LOCKMODE mode)
 {
-	LOCKTAG		table;
+	LOCKTAG		upper;
 	LOCKTAG		tag;
 
 	scope_tag(&tag, scope_id);
 	LockRelease(&tag, mode, false);
 	if (mode == ExclusiveLock)
 	{
-		table_tag(&table);
-		LockRelease(&table, RowExclusiveLock, false);
+		owner_tag(&upper, owner);
+		LockRelease(&upper, RowExclusiveLock, false);
 	}
 	fine_locks--;
 }

@@ -21,11 +21,11 @@
 extern bool scope_lock_next_is_coarse(void);
 
 /*
- * Lock "scope" in ShareLock (a write at the mark) or ExclusiveLock (a raise),
- * by its own lock, or by the table lock when "coarse".  Returns LockAcquire()'s
- * result for the lock that decides.
+ * Lock a scope in ShareLock (a write at the mark) or ExclusiveLock (a raise),
+ * by its own lock, or by its owner's lock when "coarse".  Returns
+ * LockAcquire()'s result for the lock that decides.
  */
-extern LockAcquireResult scope_lock_acquire(int64 scope_id, LOCKMODE mode,
+extern LockAcquireResult scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode,
 											bool coarse);
 
 /*
@@ -35,7 +35,7 @@ extern LockAcquireResult scope_lock_acquire(int64 scope_id, LOCKMODE mode,
 extern void scope_lock_wait_for_writers(int64 scope_id);
 
 /* Give back a lock scope_lock_acquire() newly took (never a coarse one). */
-extern void scope_lock_release(int64 scope_id, LOCKMODE mode);
+extern void scope_lock_release(int64 scope_id, Oid owner, LOCKMODE mode);
 
 /*
  * A scope is locked by its id (fencing.scopes.id): a number drawn from a
@@ -46,12 +46,20 @@ extern void scope_lock_release(int64 scope_id, LOCKMODE mode);
  */
 extern int64 scope_lock_legacy_id(const char *scope);
 
+/* What a scope is locked by: its id, and its owner (the coarse level). */
+typedef struct ScopeKey
+{
+	int64		id;				/* fencing.scopes.id; 0: no such scope */
+	Oid			owner;			/* InvalidOid before 1.2's owners */
+} ScopeKey;
+
 /* The tag of a lock on a scope id, for a kind of lock (field4, below). */
 extern void scope_lock_tag(LOCKTAG *tag, int64 scope_id, uint16 kind);
 
-/* field4 of the scope locks and of the lease locks (leases/lease.c) */
+/* field4 of the scope locks, the lease locks (leases/lease.c), the owners' */
 #define FENCING_LOCKTAG_SCOPE	0xFE01
 #define FENCING_LOCKTAG_LEASE	0xFE03
+#define FENCING_LOCKTAG_OWNER	0xFE04
 
 /* The transaction ended: no scope lock is held any more. */
 extern void scope_lock_forget(void);

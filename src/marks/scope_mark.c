@@ -65,7 +65,8 @@ struct ScopeHold
 	bool		fresh;			/* this entry acquired the lock it holds */
 	bool		coarse;			/* locked by the table lock (scope_lock.c) */
 	/* kept across transactions */
-	int64		lock_id;		/* the scope's id as last read; 0: not known */
+	ScopeKey	lock_key;		/* what the scope was last read to be locked by;
+								 * id 0: not known */
 	Oid			cache_id;		/* mark_cache_inval_id(), derived once */
 	bool		confirmed;		/* a write was admitted under the lock */
 	const void *deferred_by;	/* the statement whose raise is deferred, or NULL */
@@ -186,7 +187,7 @@ scope_mark_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		{
 			/* the row it created is gone with it, and so is its id */
 			entry->created_subid = 0;
-			entry->lock_id = 0;
+			entry->lock_key.id = 0;
 			changed = true;
 		}
 		if (!changed)
@@ -232,7 +233,7 @@ held_scope_entry(const char *scope)
 	entry = hash_search(held_scopes, scope, HASH_ENTER, &found);
 	if (!found)
 	{
-		entry->lock_id = 0;
+		entry->lock_key.id = 0;
 		entry->cache_id = mark_cache_inval_id(scope);
 	}
 	if (!found || entry->generation != held_generation)
@@ -269,8 +270,8 @@ lock_entry(ScopeHold *entry, LOCKMODE mode)
 
 	if (entry->mode == NoLock)
 		entry->coarse = scope_lock_next_is_coarse();
-	Assert(entry->lock_id != 0);
-	res = scope_lock_acquire(entry->lock_id, mode, entry->coarse);
+	Assert(entry->lock_key.id != 0);
+	res = scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, mode, entry->coarse);
 	counted = res == LOCKACQUIRE_OK && !entry->coarse;
 	if (mode == ExclusiveLock && entry->excl_subid == 0)
 	{
@@ -293,12 +294,12 @@ static void
 unlock_entry(ScopeHold *entry)
 {
 	if (!entry->coarse)
-		scope_lock_release(entry->lock_id, entry->mode);
+		scope_lock_release(entry->lock_key.id, entry->lock_key.owner, entry->mode);
 	if (entry->created_subid != 0)
 	{
 		scope_acl_remove_created(entry->scope);
 		entry->created_subid = 0;
-		entry->lock_id = 0;
+		entry->lock_key.id = 0;
 	}
 	if (entry->mode == ExclusiveLock)
 	{
@@ -322,31 +323,35 @@ unlock_entry(ScopeHold *entry)
  * guards against that with its counter).
  */
 static int64
-read_mark_table(const char *scope, HeapTuple *row, int64 *scope_id)
+read_mark_table(const char *scope, HeapTuple *row, ScopeKey *key)
 {
 	Relation	rel = table_open(fencing_scopes_relid(), AccessShareLock);
 	HeapTuple	tuple = direct_row_fetch(rel, fencing_scopes_pkey_relid(), scope);
 	int64		mark = SCOPE_MARK_NONE;
 
-	*scope_id = 0;
+	key->id = 0;
+	key->owner = InvalidOid;
 	if (HeapTupleIsValid(tuple))
 	{
+		TupleDesc	desc = RelationGetDescr(rel);
 		bool		isnull;
-		Datum		d = heap_getattr(tuple, Anum_scopes_mark,
-									 RelationGetDescr(rel), &isnull);
+		Datum		d = heap_getattr(tuple, Anum_scopes_mark, desc, &isnull);
 
 		if (!isnull)
 			mark = DatumGetInt64(d);
 		/* before 1.4's SQL the registry has no ids: the name's hash stands in */
-		if (RelationGetDescr(rel)->natts < Anum_scopes_id)
-			*scope_id = scope_lock_legacy_id(scope);
-		else
+		d = (Datum) 0;
+		isnull = true;
+		if (desc->natts >= Anum_scopes_id)
+			d = heap_getattr(tuple, Anum_scopes_id, desc, &isnull);
+		key->id = isnull ? scope_lock_legacy_id(scope) : DatumGetInt64(d);
+		if (key->id == 0)
+			key->id = 1;		/* 0 says "no such scope" */
+		if (desc->natts >= Anum_scopes_owner)
 		{
-			d = heap_getattr(tuple, Anum_scopes_id, RelationGetDescr(rel), &isnull);
-			*scope_id = isnull ? scope_lock_legacy_id(scope) : DatumGetInt64(d);
+			d = heap_getattr(tuple, Anum_scopes_owner, desc, &isnull);
+			key->owner = isnull ? InvalidOid : DatumGetObjectId(d);
 		}
-		if (*scope_id == 0)
-			*scope_id = 1;		/* 0 says "no such scope" */
 	}
 	if (row != NULL)
 		*row = tuple;
@@ -364,18 +369,18 @@ read_mark_table(const char *scope, HeapTuple *row, int64 *scope_id)
  * messages of every change committed before the lock was granted.
  */
 static int64
-read_mark_shared(const ScopeHold *entry, int64 *scope_id)
+read_mark_shared(const ScopeHold *entry, ScopeKey *key)
 {
 	int64		mark;
 	uint64		read_start;
 
 	mark_cache_sync();
-	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark, scope_id))
+	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark, key))
 		return mark;
 	read_start = mark_cache_read_start(entry->cache_id);
-	mark = read_mark_table(entry->scope, NULL, scope_id);
+	mark = read_mark_table(entry->scope, NULL, key);
 	if (!changed_marks)
-		mark_cache_put(entry->cache_id, entry->scope, mark, *scope_id, read_start);
+		mark_cache_put(entry->cache_id, entry->scope, mark, key, read_start);
 	return mark;
 }
 
@@ -387,11 +392,11 @@ read_mark_shared(const ScopeHold *entry, int64 *scope_id)
 static void
 refresh_stale_mark(ScopeHold *entry)
 {
-	int64		scope_id;
+	ScopeKey	key;
 
 	entry->mark_stale = false;
 	entry->mark = changed_marks || entry->mode == ExclusiveLock ?
-		read_mark_table(entry->scope, NULL, &scope_id) : read_mark_shared(entry, &scope_id);
+		read_mark_table(entry->scope, NULL, &key) : read_mark_shared(entry, &key);
 }
 
 /*
@@ -399,25 +404,26 @@ refresh_stale_mark(ScopeHold *entry)
  * to change it: from the table, never from or into the cache.
  */
 static int64
-read_mark_for_change(const char *scope, HeapTuple *row, int64 *scope_id)
+read_mark_for_change(const char *scope, HeapTuple *row, ScopeKey *key)
 {
 	changed_marks = true;
 	/* a change of the row tells the other backends (forget_cached_marks) */
 	mark_cache_forget(scope);
-	return read_mark_table(scope, row, scope_id);
+	return read_mark_table(scope, row, key);
 }
 
 /*
- * The id a lock of the entry's scope is taken by was read before the lock;
- * read again under it, it must be the same.  Only a row deleted and created
- * again by hand (a superuser) changes it: a lock taken for this entry alone
- * is given back and the caller locks again by the id now read; a lock held
- * from before cannot be, and the transaction is asked to retry.
+ * What a lock of the entry's scope is taken by (its id and owner) was read
+ * before the lock; read again under it, it must be the same.  Only a change
+ * of owner, or a row deleted and created again by hand (a superuser),
+ * changes it: a lock taken for this entry alone is given back and the
+ * caller locks again by what is now read; a lock held from before cannot
+ * be, and the transaction is asked to retry.
  */
 static bool
-locked_id_holds(ScopeHold *entry, int64 scope_id)
+locked_key_holds(ScopeHold *entry, const ScopeKey *key)
 {
-	if (scope_id == entry->lock_id)
+	if (key->id == entry->lock_key.id && key->owner == entry->lock_key.owner)
 		return true;
 	if (!entry->fresh && !entry->coarse)
 		ereport(ERROR,
@@ -425,19 +431,20 @@ locked_id_holds(ScopeHold *entry, int64 scope_id)
 				 errmsg("the registry row of scope \"%s\" was replaced while this transaction held it",
 						entry->scope),
 				 errhint("Retry the transaction.")));
-	if (!entry->coarse)
+	if (!entry->coarse || key->owner != entry->lock_key.owner)
 		unlock_entry(entry);
-	entry->lock_id = scope_id;
-	return entry->coarse;		/* the table lock covers the new id too */
+	entry->lock_key = *key;
+	/* the owner's lock covers the scope under a new id too */
+	return entry->coarse && entry->mode != NoLock;
 }
 
 /* The entry's scope id, read without a lock (0: no such scope). */
 static int64
 learn_scope_id(ScopeHold *entry)
 {
-	if (entry->lock_id == 0)
-		(void) read_mark_shared(entry, &entry->lock_id);
-	return entry->lock_id;
+	if (entry->lock_key.id == 0)
+		(void) read_mark_shared(entry, &entry->lock_key);
+	return entry->lock_key.id;
 }
 
 /*
@@ -450,18 +457,18 @@ lock_share(ScopeHold *entry)
 	for (;;)
 	{
 		LockAcquireResult res;
-		int64		scope_id;
+		ScopeKey	key;
 
 		if (learn_scope_id(entry) == 0)
 			return false;
 		res = lock_entry(entry, ShareLock);
 		entry->mode = ShareLock;
 		entry->fresh = (res == LOCKACQUIRE_OK && !entry->coarse);
-		entry->mark = read_mark_shared(entry, &scope_id);
-		if (locked_id_holds(entry, scope_id))
+		entry->mark = read_mark_shared(entry, &key);
+		if (locked_key_holds(entry, &key))
 			break;
 	}
-	if (entry->lock_id == 0)
+	if (entry->lock_key.id == 0)
 	{
 		/* the row went away under a coarse lock: as if never locked */
 		entry->mark = SCOPE_MARK_NONE;
@@ -498,7 +505,7 @@ static bool
 create_scope_row(ScopeHold *entry, bool issued)
 {
 	changed_marks = true;
-	entry->lock_id = 0;
+	entry->lock_key.id = 0;
 	if (!scope_acl_create(entry->scope, GetUserId(), issued))
 		return false;
 	entry->created_subid = GetCurrentSubTransactionId();
@@ -548,7 +555,7 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, HeapTuple *row, bool crea
 	{
 		LockAcquireResult res;
 		bool		upgrade = entry->mode != NoLock;
-		int64		scope_id;
+		ScopeKey	key;
 
 		if (learn_scope_id(entry) == 0)
 		{
@@ -560,8 +567,8 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, HeapTuple *row, bool crea
 				return;
 			}
 			created = create_scope_row(entry, missing == SCOPE_MISSING_CREATE_ISSUED);
-			(void) read_mark_table(entry->scope, NULL, &entry->lock_id);
-			if (entry->lock_id == 0)
+			(void) read_mark_table(entry->scope, NULL, &entry->lock_key);
+			if (entry->lock_key.id == 0)
 			{
 				Relation	scopes = table_open(fencing_scopes_relid(), AccessShareLock);
 
@@ -572,14 +579,14 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, HeapTuple *row, bool crea
 		/* an upgrade keeps the share lock, which a write was admitted under */
 		entry->fresh = (!upgrade && res == LOCKACQUIRE_OK && !entry->coarse);
 		entry->mode = ExclusiveLock;
-		entry->mark = read_mark_for_change(entry->scope, row, &scope_id);
-		if (locked_id_holds(entry, scope_id))
+		entry->mark = read_mark_for_change(entry->scope, row, &key);
+		if (locked_key_holds(entry, &key))
 			break;
 	}
 	if (created)
 		entry->mark = SCOPE_MARK_NONE;
 	if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
-		scope_lock_wait_for_writers(entry->lock_id);
+		scope_lock_wait_for_writers(entry->lock_key.id);
 }
 
 /*
@@ -800,9 +807,9 @@ scope_mark_lock_exclusive(const char *scope, ScopeMissing missing, HeapTuple *ro
 	}
 	else if (row != NULL)
 	{
-		int64		scope_id;
+		ScopeKey	key;
 
-		(void) read_mark_table(scope, row, &scope_id);
+		(void) read_mark_table(scope, row, &key);
 	}
 	entry->confirmed = true;
 	return entry->mark;
@@ -819,9 +826,9 @@ scope_mark_scope_id(const char *scope, ScopeMissing missing)
 		/* kept whatever follows: the caller goes on to use the scope */
 		changed_marks = true;
 		(void) scope_acl_create(scope, GetUserId(), missing == SCOPE_MISSING_CREATE_ISSUED);
-		(void) read_mark_table(scope, NULL, &entry->lock_id);
+		(void) read_mark_table(scope, NULL, &entry->lock_key);
 	}
-	return entry->lock_id;
+	return entry->lock_key.id;
 }
 
 void
@@ -962,13 +969,13 @@ committed_mark(PG_FUNCTION_ARGS)
 	char	   *scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	Oid			roleid = GetUserId();
 	int64		mark;
-	int64		scope_id;
+	ScopeKey	key;
 
 	if (strlen(scope) == 0 || strlen(scope) > FENCING_SCOPE_MAX_LEN)
 		PG_RETURN_NULL();
 	if (!scope_acl_may_read(scope, roleid))
 		PG_RETURN_NULL();
-	mark = read_mark_table(scope, NULL, &scope_id);
+	mark = read_mark_table(scope, NULL, &key);
 	if (mark == SCOPE_MARK_NONE)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(mark);

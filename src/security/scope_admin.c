@@ -13,6 +13,7 @@
  */
 #include "checks/input_checks.h"
 #include "security/scope_acl.h"
+#include "marks/scope_mark.h"
 
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -222,6 +223,11 @@ alter_scope_owner(PG_FUNCTION_ARGS)
 	owner = PG_GETARG_OID(1);
 	require_owner(scope, &info);
 	require_may_become(owner);
+	/*
+	 * Writers of many scopes lock them by their owner (marks/scope_lock.c):
+	 * none may still hold this one by its old owner once it has a new one.
+	 */
+	(void) scope_mark_lock_exclusive(scope, SCOPE_MISSING_OK, NULL);
 
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = ObjectIdGetDatum(owner);
