@@ -253,6 +253,23 @@ fence_reject_missing(const FenceWrite *w, const char *token_column)
 }
 
 void
+fence_reject_missing_leaving(const FenceWrite *w, const char *to_scope)
+{
+	Assert(w->rel != NULL && w->scope != NULL);
+	note(FENCE_STAT_MISSING, w, -1, -1, -1);
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_MISSING_TOKEN),
+			 errmsg("missing fencing token for relation \"%s\"",
+					RelationGetRelationName(w->rel)),
+			 errdetail("%s: the row moves to scope \"%s\", and the transaction declared a token for that scope but none for scope \"%s\", which the row leaves.",
+					   where(w), to_scope, w->scope),
+			 errhint("A row leaves a scope only with that scope's token: call fencing.use_token(%s, token) in this transaction.",
+					 quote_literal_cstr(w->scope)),
+			 errtable(w->rel)));
+	pg_unreachable();
+}
+
+void
 fence_reject_not_issued(const FenceWrite *w, int64 token, int64 latest_term)
 {
 	note(FENCE_STAT_NOT_ISSUED, w, token, -1, -1);

@@ -47,6 +47,13 @@ extern bool fence_reject_stale(const FenceWrite *w, int64 token, int64 mark,
 /* ZF002: no token; token_column NULL when the table takes declared tokens only. */
 pg_noreturn extern void fence_reject_missing(const FenceWrite *w, const char *token_column);
 
+/*
+ * ZF002 for an UPDATE moving a row out of w->scope into to_scope: a token was
+ * declared for to_scope, none for the scope the row leaves.
+ */
+pg_noreturn extern void fence_reject_missing_leaving(const FenceWrite *w,
+										 const char *to_scope);
+
 /* ZF003: an 'issued' scope's mark would rise to a token never issued for it. */
 pg_noreturn extern void fence_reject_not_issued(const FenceWrite *w, int64 token,
 									int64 latest_term);

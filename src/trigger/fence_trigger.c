@@ -13,10 +13,13 @@
  *      statement assigned it; a column value that disagrees with the
  *      declared token is rejected; with tokens => 'declared' the column is
  *      never read; no token at all is an error;
- *   2. with a scope, it is checked against the scope's mark (for an UPDATE
- *      that moves the row to another scope, against both);
- *   3. UPDATE and DELETE compare it with the row's stored token (the per-row
- *      mark; OLD is the latest, locked version of the row);
+ *   2. with a scope, it is checked against the scope's mark.  An UPDATE
+ *      that moves the row to another scope writes to both: each admits it
+ *      with the token the write carries for that scope (leaving_token),
+ *      never with the other scope's;
+ *   3. UPDATE and DELETE compare the token of the row's scope (the one it
+ *      leaves) with the row's stored token (the per-row mark; OLD is the
+ *      latest, locked version of the row);
  *   4. only when every check passed are marks raised, and an accepted INSERT
  *      or UPDATE stores the token in the row.
  *
@@ -269,6 +272,41 @@ incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 }
 
 /*
+ * The token with which an UPDATE moving a row out of old_scope (into
+ * new_scope) removes it from there: the token declared for old_scope (or
+ * for every scope); else, with tokens => 'column' and no declaration for
+ * either scope, the token column the statement assigned, the write's one
+ * token.  A token declared for new_scope alone is that scope's: it never
+ * admits the row out of another, and then the write has no token for
+ * old_scope (ZF002).
+ */
+static int64
+leaving_token(Relation rel, const FenceConfig *cfg, const char *old_scope,
+			  const char *new_scope, HeapTuple newtuple, bool column_assigned)
+{
+	int64		token;
+	FenceWrite	w;
+
+	if (declared_token_lookup(old_scope, &token))
+	{
+		fencing_check_token(token);
+		return token;
+	}
+	if (!declared_token_lookup(new_scope, &token))
+	{
+		/* incoming_token() took the assigned column, checked, for new_scope */
+		Assert(cfg->tokens == FENCE_TOKENS_COLUMN && column_assigned);
+		if (!row_token(newtuple, RelationGetDescr(rel), cfg, &token))
+			elog(ERROR, "the token of a row moving out of scope \"%s\" is gone", old_scope);
+		return token;
+	}
+	w.rel = rel;
+	w.scope = old_scope;
+	w.where = where_written(rel, cfg, old_scope);
+	fence_reject_missing_leaving(&w, new_scope);
+}
+
+/*
  * Whether an UPDATE assigned the token column.  A MERGE hands the trigger
  * the columns of all its UPDATE actions together: it is asked of the action
  * running, by attribute number (of the relation the trigger fired for, views
@@ -361,6 +399,25 @@ check_scope(Relation rel, const FenceConfig *cfg, const char *scope,
 						 cfg->scope_kind == FENCE_SCOPE_COLUMN))
 		return true;
 	return reject_stale(rel, cfg, scope, token, mark, false);
+}
+
+/* check_scope() for the scope an UPDATE moves the row out of. */
+static bool
+check_leaving_scope(Relation rel, const FenceConfig *cfg, const char *old_scope,
+					const char *new_scope, int64 token, ScopeHold **hold)
+{
+	int64		mark;
+	FenceWrite	w;
+
+	*hold = NULL;
+	if (scope_mark_check(old_scope, token, &mark, hold, rel, true))
+		return true;
+	w.rel = rel;
+	w.scope = old_scope;
+	w.where = psprintf("%s, which the row leaves for scope \"%s\"",
+					   where_written(rel, cfg, old_scope), new_scope);
+	return fence_reject_stale(&w, token, mark, false,
+							  cfg->on_stale == FENCE_ON_STALE_SKIP);
 }
 
 /*
@@ -513,33 +570,45 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 	const char *new_scope = row_scope(rel, newtuple, cfg);
 	const char *old_scope = scope_unchanged(rel, cfg, oldtuple, newtuple) ?
 		new_scope : row_scope(rel, oldtuple, cfg);
-	int64		token;
+	int64		token;			/* for new_scope, and stored in the row */
+	int64		old_token;		/* for old_scope, and the row's own mark */
+	bool		assigned;
 	ScopeHold  *new_hold;
 	ScopeHold  *old_hold = NULL;
 	bool		raises_row;
 	Assigns		assigns = update_assigns_token(trigdata, cfg, st);
 
-	token = incoming_token(rel, cfg, new_scope, newtuple, oldtuple,
-						   assigns == ASSIGNS_UNKNOWN ?
-						   unseen_update_assigns_token(trigdata, cfg, new_scope, st) :
-						   assigns == ASSIGNS_YES);
+	assigned = assigns == ASSIGNS_UNKNOWN ?
+		unseen_update_assigns_token(trigdata, cfg, new_scope, st) :
+		assigns == ASSIGNS_YES;
+	token = incoming_token(rel, cfg, new_scope, newtuple, oldtuple, assigned);
+	old_token = token;
 
-	if (!check_scope(rel, cfg, new_scope, token, &new_hold))
+	/* the same scope (pointers equal) unless the scope column changed */
+	if (old_scope != new_scope && strcmp(old_scope, new_scope) != 0)
+	{
+		/* the row leaves old_scope: that scope admits it with its own token */
+		old_token = leaving_token(rel, cfg, old_scope, new_scope, newtuple, assigned);
+		if (!check_scope(rel, cfg, new_scope, token, &new_hold))
+			return NULL;
+		if (!check_leaving_scope(rel, cfg, old_scope, new_scope, old_token, &old_hold))
+			return left_out(new_hold, NULL);
+	}
+	else if (!check_scope(rel, cfg, new_scope, token, &new_hold))
 		return NULL;
-	if (old_scope != NULL && strcmp(old_scope, new_scope) != 0 &&
-		!check_scope(rel, cfg, old_scope, token, &old_hold))
-		return left_out(new_hold, NULL);
-	if (!check_row(rel, cfg, oldtuple, old_scope, token, &raises_row))
+	if (!check_row(rel, cfg, oldtuple, old_scope, old_token, &raises_row))
 		return left_out(new_hold, old_hold);
 
+	/* each scope is raised (if at all) with its own token */
 	confirm(rel, cfg, new_hold, raises_row, token);
 	if (old_hold != NULL)
-		scope_mark_confirm(old_hold, token, rel);
+		scope_mark_confirm(old_hold, old_token, rel);
 
+	/* the DELETE half of a partition move removes the row from old_scope */
 	moving_row.statement = st->id;
 	moving_row.trigger = trigdata->tg_trigger;
 	moving_row.tid = oldtuple->t_self;
-	moving_row.token = token;
+	moving_row.token = old_token;
 
 	return store_token(rel, cfg, newtuple, token);
 }
