@@ -18,6 +18,7 @@ OBJS = src/fencing.o \
        src/marks/failover_fence.o \
        src/marks/mark_cache.o \
        src/marks/scope_lock.o \
+       src/marks/scope_rows.o \
        src/security/bypass.o \
        src/security/scope_acl.o \
        src/security/scope_admin.o \

@@ -45,8 +45,8 @@
 #include "checks/input_checks.h"
 #include "clock/epoch_clock.h"
 #include "clock/term_band.h"
-#include "marks/mark_cache.h"
 #include "marks/scope_mark.h"
+#include "marks/scope_rows.h"
 #include "security/scope_acl.h"
 #include "state/direct_row.h"
 #include "state/extension_state.h"
@@ -122,12 +122,6 @@ record_term(Relation scopes, const char *scope, HeapTuple row, int64 epoch, cons
 	Datum		term_values[Natts_terms];
 	bool		term_nulls[Natts_terms] = {0};
 	NameData	issued_by;
-	int			cols[] = {Anum_scopes_mark, Anum_scopes_mark_raised_at, Anum_scopes_epoch,
-						  Anum_scopes_holder, Anum_scopes_epoch_issued_at,
-						  Anum_scopes_terms_issued};
-	Datum		values[lengthof(cols)];
-	bool		nulls[lengthof(cols)] = {0};
-	bool		isnull;
 
 	if (RelationGetDescr(terms)->natts != Natts_terms ||
 		RelationGetDescr(scopes)->natts < Natts_scopes_1_1)
@@ -142,22 +136,7 @@ record_term(Relation scopes, const char *scope, HeapTuple row, int64 epoch, cons
 	term_values[Anum_terms_issued_by - 1] = NameGetDatum(&issued_by);
 	direct_row_insert(terms, heap_form_tuple(RelationGetDescr(terms), term_values, term_nulls));
 
-	/* the row read under the scope lock (terms_issued changes only under it) */
-	if (row == NULL)
-		row = direct_row_fetch(scopes, fencing_scopes_pkey_relid(), scope);
-	if (row == NULL)
-		direct_row_report_deleted(scopes, scope);
-	values[0] = Int64GetDatum(epoch);
-	values[1] = TimestampTzGetDatum(now);
-	values[2] = Int64GetDatum(epoch);
-	values[3] = term_values[Anum_terms_holder - 1];
-	values[4] = TimestampTzGetDatum(now);
-	values[5] = Int64GetDatum(DatumGetInt64(heap_getattr(row, Anum_scopes_terms_issued,
-														  RelationGetDescr(scopes), &isnull)) + 1);
-	direct_row_change(scopes, fencing_scopes_pkey_relid(), scope, row,
-					  lengthof(cols), cols, values, nulls);
-	/* what the trigger forget_cached_marks does for other writers of the row */
-	mark_cache_invalidate_scope(scope);
+	scope_rows_set_term(scopes, scope, row, epoch, term_values[Anum_terms_holder - 1], now);
 	table_close(terms, NoLock);
 	/* later reads of this transaction see the new term and mark */
 	CommandCounterIncrement();

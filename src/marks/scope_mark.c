@@ -50,6 +50,7 @@
 #include "durability/durable_commit.h"
 #include "marks/mark_cache.h"
 #include "marks/scope_lock.h"
+#include "marks/scope_rows.h"
 #include "security/scope_acl.h"
 #include "security/scope_binding.h"
 #include "state/direct_row.h"
@@ -92,8 +93,6 @@ static uint64 held_generation = 1;
 
 /* A backend that has visited this many scopes starts a fresh table. */
 #define HELD_SCOPES_RECYCLE	10000
-
-static SPIPlanPtr raise_plan = NULL;
 
 /*
  * Set when a raise was deferred to the AFTER INSERT trigger (an INSERT ...
@@ -297,7 +296,7 @@ unlock_entry(ScopeHold *entry)
 		scope_lock_release(entry->lock_key.id, entry->lock_key.owner, entry->mode);
 	if (entry->created_subid != 0)
 	{
-		scope_acl_remove_created(entry->scope);
+		scope_rows_remove_created(entry->scope);
 		entry->created_subid = 0;
 		entry->lock_key.id = 0;
 	}
@@ -506,7 +505,7 @@ create_scope_row(ScopeHold *entry, bool issued)
 {
 	changed_marks = true;
 	entry->lock_key.id = 0;
-	if (!scope_acl_create(entry->scope, GetUserId(), issued))
+	if (!scope_rows_create(entry->scope, GetUserId(), issued))
 		return false;
 	entry->created_subid = GetCurrentSubTransactionId();
 	return true;
@@ -589,27 +588,6 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, HeapTuple *row, bool crea
 		scope_lock_wait_for_writers(entry->lock_key.id);
 }
 
-/*
- * Store a higher mark; the caller holds the scope lock exclusively, and the
- * scope's row exists (scope_acl_admit_raise() created it if need be).
- */
-static void
-raise_mark(const char *scope, int64 token)
-{
-	static const char *sql =
-		"UPDATE fencing.scopes AS s "
-		"SET mark = $2, mark_raised_at = pg_catalog.now() "
-		"WHERE s.scope OPERATOR(pg_catalog.=) $1 AND s.mark OPERATOR(pg_catalog.<) $2";
-	Oid			argtypes[2] = {TEXTOID, INT8OID};
-	Datum		values[2];
-
-	values[0] = CStringGetTextDatum(scope);
-	values[1] = Int64GetDatum(token);
-	(void) fencing_execute_as_owner(&raise_plan, sql, 2, argtypes, values);
-
-	fencing_require_durable_commit();
-}
-
 /* Raise a held scope's mark, for a write (to rel, if any) that passed every check. */
 static void
 raise_admitted(ScopeHold *entry, int64 token, Relation rel)
@@ -624,7 +602,8 @@ raise_admitted(ScopeHold *entry, int64 token, Relation rel)
 
 		fence_reject_not_issued(&w, token, info.epoch);
 	}
-	raise_mark(entry->scope, token);
+	scope_rows_set_mark(entry->scope, token, true);
+	fencing_require_durable_commit();
 	entry->mark = token;
 	entry->mark_subid = GetCurrentSubTransactionId();
 }
@@ -825,7 +804,7 @@ scope_mark_scope_id(const char *scope, ScopeMissing missing)
 	{
 		/* kept whatever follows: the caller goes on to use the scope */
 		changed_marks = true;
-		(void) scope_acl_create(scope, GetUserId(), missing == SCOPE_MISSING_CREATE_ISSUED);
+		(void) scope_rows_create(scope, GetUserId(), missing == SCOPE_MISSING_CREATE_ISSUED);
 		(void) read_mark_table(scope, NULL, &entry->lock_key);
 	}
 	return entry->lock_key.id;
@@ -845,18 +824,7 @@ scope_mark_remember(const char *scope, int64 mark)
 void
 scope_mark_store(const char *scope, int64 mark)
 {
-	static SPIPlanPtr plan = NULL;
-	static const char *sql =
-		"UPDATE fencing.scopes AS s "
-		"SET mark = $2, mark_raised_at = pg_catalog.now() "
-		"WHERE s.scope OPERATOR(pg_catalog.=) $1";
-	Oid			argtypes[2] = {TEXTOID, INT8OID};
-	Datum		values[2];
-
-	values[0] = CStringGetTextDatum(scope);
-	values[1] = Int64GetDatum(mark);
-	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
-
+	scope_rows_set_mark(scope, mark, false);
 	scope_mark_remember(scope, mark);
 	fencing_require_durable_commit();
 }

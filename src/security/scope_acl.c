@@ -29,6 +29,7 @@
  */
 #include "checks/input_checks.h"
 #include "security/scope_acl.h"
+#include "marks/scope_rows.h"
 
 #include "access/htup_details.h"
 #include "access/table.h"
@@ -238,49 +239,6 @@ deny_create(const char *scope, Oid roleid)
 					 quote_identifier(role))));
 }
 
-/* Insert the registry row of a new scope; false if it exists already. */
-bool
-scope_acl_create(const char *scope, Oid owner, bool issued)
-{
-	static SPIPlanPtr plan = NULL;
-	static SPIPlanPtr legacy_plan = NULL;
-	static const char *sql =
-		"INSERT INTO fencing.scopes (scope, mark, owner, tokens) VALUES ($1, 0, $2, $3) "
-		"ON CONFLICT (scope) DO NOTHING";
-	static const char *legacy_sql =
-		"INSERT INTO fencing.scopes (scope, mark) VALUES ($1, 0) "
-		"ON CONFLICT (scope) DO NOTHING";
-	Oid			argtypes[3] = {TEXTOID, OIDOID, TEXTOID};
-	Datum		values[3];
-	FencingUserContext uctx;
-	bool		inserted;
-
-	values[0] = CStringGetTextDatum(scope);
-	values[1] = ObjectIdGetDatum(owner);
-	values[2] = CStringGetTextDatum(issued ? "issued" : "external");
-	fencing_spi_connect_as_owner(&uctx);
-	if (scope_acl_installed())
-		fencing_spi_execute(&plan, sql, 3, argtypes, values, false);
-	else
-		fencing_spi_execute(&legacy_plan, legacy_sql, 1, argtypes, values, false);
-	inserted = SPI_processed > 0;
-	fencing_spi_finish_as_owner(&uctx);
-	return inserted;
-}
-
-void
-scope_acl_remove_created(const char *scope)
-{
-	static SPIPlanPtr plan = NULL;
-	static const char *sql =
-		"DELETE FROM fencing.scopes AS s WHERE s.scope OPERATOR(pg_catalog.=) $1";
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
-
-	values[0] = CStringGetTextDatum(scope);
-	(void) fencing_execute_as_owner(&plan, sql, 1, argtypes, values);
-}
-
 void
 scope_acl_require_known(const char *scope, ScopePrivilege priv, Oid roleid,
 						ScopeMissing missing, ScopeInfo *info)
@@ -292,7 +250,7 @@ scope_acl_require_known(const char *scope, ScopePrivilege priv, Oid roleid,
 	{
 		/* 1.1's schema, until ALTER EXTENSION fencing UPDATE: no owners yet */
 		if (create && !info->exists)
-			(void) scope_acl_create(scope, InvalidOid, false);
+			(void) scope_rows_create(scope, InvalidOid, false);
 		return;
 	}
 
@@ -305,7 +263,7 @@ scope_acl_require_known(const char *scope, ScopePrivilege priv, Oid roleid,
 		if (!create)
 			return;
 		/* a concurrent creator may win: then its privileges decide, below */
-		(void) scope_acl_create(scope, roleid, missing == SCOPE_MISSING_CREATE_ISSUED);
+		(void) scope_rows_create(scope, roleid, missing == SCOPE_MISSING_CREATE_ISSUED);
 		if (!scope_info_read(scope, info))
 		{
 			Relation	scopes = table_open(fencing_scopes_relid(), AccessShareLock);

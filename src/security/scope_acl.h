@@ -83,15 +83,6 @@ extern bool scope_acl_may_read(const char *scope, Oid roleid);
 /* Whether roleid may create scopes (EXECUTE on fencing.create_scope). */
 extern bool scope_acl_may_create(Oid roleid);
 
-/* Insert the registry row of a new scope; false if it exists already. */
-extern bool scope_acl_create(const char *scope, Oid owner, bool issued);
-
-/*
- * Delete the row this transaction just created (scope_acl_create()) for a
- * write that did not happen after all (other creators wait for this
- * transaction on the row's name, so it is still this transaction's row).
- */
-extern void scope_acl_remove_created(const char *scope);
 
 /* Parse 'lead', 'write', 'read'. */
 extern ScopePrivilege scope_privilege_from_name(const char *name);

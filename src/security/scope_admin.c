@@ -14,6 +14,7 @@
 #include "checks/input_checks.h"
 #include "security/scope_acl.h"
 #include "marks/scope_mark.h"
+#include "marks/scope_rows.h"
 
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -126,7 +127,7 @@ create_scope(PG_FUNCTION_ARGS)
 				 errhint("Run ALTER EXTENSION fencing UPDATE.")));
 	if (owner != GetUserId())
 		require_may_become(owner);
-	if (!scope_acl_create(scope, owner, issued))
+	if (!scope_rows_create(scope, owner, issued))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("fencing scope \"%s\" already exists", scope),
@@ -207,14 +208,9 @@ PG_FUNCTION_INFO_V1(alter_scope_owner);
 Datum
 alter_scope_owner(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr plan = NULL;
-	static const char *sql =
-		"UPDATE fencing.scopes SET owner = $2 WHERE scope OPERATOR(pg_catalog.=) $1";
 	char	   *scope = scope_arg(fcinfo, 0);
 	Oid			owner;
 	ScopeInfo	info;
-	Oid			argtypes[2] = {TEXTOID, OIDOID};
-	Datum		values[2];
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -228,10 +224,7 @@ alter_scope_owner(PG_FUNCTION_ARGS)
 	 * none may still hold this one by its old owner once it has a new one.
 	 */
 	(void) scope_mark_lock_exclusive(scope, SCOPE_MISSING_OK, NULL);
-
-	values[0] = CStringGetTextDatum(scope);
-	values[1] = ObjectIdGetDatum(owner);
-	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
+	scope_rows_set_owner(scope, owner);
 	PG_RETURN_VOID();
 }
 
@@ -241,18 +234,11 @@ PG_FUNCTION_INFO_V1(alter_scope_tokens);
 Datum
 alter_scope_tokens(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr plan = NULL;
-	static const char *sql =
-		"UPDATE fencing.scopes SET tokens = $2 WHERE scope OPERATOR(pg_catalog.=) $1";
 	char	   *scope = scope_arg(fcinfo, 0);
 	bool		issued = tokens_arg(fcinfo, 1);
 	ScopeInfo	info;
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2];
 
 	require_owner(scope, &info);
-	values[0] = CStringGetTextDatum(scope);
-	values[1] = CStringGetTextDatum(issued ? "issued" : "external");
-	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
+	scope_rows_set_tokens(scope, issued);
 	PG_RETURN_VOID();
 }

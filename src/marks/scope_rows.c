@@ -1,0 +1,157 @@
+/*-------------------------------------------------------------------------
+ *
+ * scope_rows.c
+ *	  Every write of a row of fencing.scopes, the registry of scopes: its
+ *	  creation, its mark, its latest term, its owner and its tokens.
+ *
+ * Whatever a write changes, every backend must forget what it cached of the
+ * scope (its mark, and the id and owner it is locked by: mark_cache.c) once
+ * the write commits.  Each function here says so itself
+ * (mark_cache_invalidate_scope), however it writes: through SQL, where the
+ * trigger forget_cached_marks says it too, for the writes that need the
+ * executor (a new row meets its concurrent creators on the unique name:
+ * INSERT ... ON CONFLICT; a mark raised only if higher), or directly
+ * (state/direct_row.c) for the epoch clock's write of a term, which fires no
+ * trigger.  Callers hold what each write needs: the scope's privilege, and
+ * its lock in exclusive mode for a change of the mark (scope_mark.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "marks/scope_rows.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "marks/mark_cache.h"
+#include "security/scope_acl.h"
+#include "state/direct_row.h"
+#include "state/extension_state.h"
+
+bool
+scope_rows_create(const char *scope, Oid owner, bool issued)
+{
+	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr legacy_plan = NULL;
+	static const char *sql =
+		"INSERT INTO fencing.scopes (scope, mark, owner, tokens) VALUES ($1, 0, $2, $3) "
+		"ON CONFLICT (scope) DO NOTHING";
+	static const char *legacy_sql =
+		"INSERT INTO fencing.scopes (scope, mark) VALUES ($1, 0) "
+		"ON CONFLICT (scope) DO NOTHING";
+	Oid			argtypes[3] = {TEXTOID, OIDOID, TEXTOID};
+	Datum		values[3];
+	FencingUserContext uctx;
+	bool		inserted;
+
+	values[0] = CStringGetTextDatum(scope);
+	values[1] = ObjectIdGetDatum(owner);
+	values[2] = CStringGetTextDatum(issued ? "issued" : "external");
+	fencing_spi_connect_as_owner(&uctx);
+	if (scope_acl_installed())
+		fencing_spi_execute(&plan, sql, 3, argtypes, values, false);
+	else
+		fencing_spi_execute(&legacy_plan, legacy_sql, 1, argtypes, values, false);
+	inserted = SPI_processed > 0;
+	fencing_spi_finish_as_owner(&uctx);
+	if (inserted)
+		mark_cache_invalidate_scope(scope);
+	return inserted;
+}
+
+void
+scope_rows_remove_created(const char *scope)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"DELETE FROM fencing.scopes AS s WHERE s.scope OPERATOR(pg_catalog.=) $1";
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+
+	values[0] = CStringGetTextDatum(scope);
+	(void) fencing_execute_as_owner(&plan, sql, 1, argtypes, values);
+	mark_cache_invalidate_scope(scope);
+}
+
+void
+scope_rows_set_mark(const char *scope, int64 mark, bool raise_only)
+{
+	static SPIPlanPtr raise_plan = NULL;
+	static SPIPlanPtr store_plan = NULL;
+	static const char *raise_sql =
+		"UPDATE fencing.scopes AS s "
+		"SET mark = $2, mark_raised_at = pg_catalog.now() "
+		"WHERE s.scope OPERATOR(pg_catalog.=) $1 AND s.mark OPERATOR(pg_catalog.<) $2";
+	static const char *store_sql =
+		"UPDATE fencing.scopes AS s "
+		"SET mark = $2, mark_raised_at = pg_catalog.now() "
+		"WHERE s.scope OPERATOR(pg_catalog.=) $1";
+	Oid			argtypes[2] = {TEXTOID, INT8OID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(scope);
+	values[1] = Int64GetDatum(mark);
+	if (raise_only)
+		(void) fencing_execute_as_owner(&raise_plan, raise_sql, 2, argtypes, values);
+	else
+		(void) fencing_execute_as_owner(&store_plan, store_sql, 2, argtypes, values);
+	mark_cache_invalidate_scope(scope);
+}
+
+void
+scope_rows_set_term(Relation scopes, const char *scope, HeapTuple row,
+					int64 epoch, Datum holder, TimestampTz now)
+{
+	int			cols[] = {Anum_scopes_mark, Anum_scopes_mark_raised_at, Anum_scopes_epoch,
+						  Anum_scopes_holder, Anum_scopes_epoch_issued_at,
+						  Anum_scopes_terms_issued};
+	Datum		values[lengthof(cols)];
+	bool		nulls[lengthof(cols)] = {0};
+	bool		isnull;
+
+	/* the row read under the scope lock (terms_issued changes only under it) */
+	if (row == NULL)
+		row = direct_row_fetch(scopes, fencing_scopes_pkey_relid(), scope);
+	if (row == NULL)
+		direct_row_report_deleted(scopes, scope);
+	values[0] = Int64GetDatum(epoch);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = Int64GetDatum(epoch);
+	values[3] = holder;
+	values[4] = TimestampTzGetDatum(now);
+	values[5] = Int64GetDatum(DatumGetInt64(heap_getattr(row, Anum_scopes_terms_issued,
+														  RelationGetDescr(scopes), &isnull)) + 1);
+	direct_row_change(scopes, fencing_scopes_pkey_relid(), scope, row,
+					  lengthof(cols), cols, values, nulls);
+	mark_cache_invalidate_scope(scope);
+}
+
+void
+scope_rows_set_owner(const char *scope, Oid owner)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"UPDATE fencing.scopes SET owner = $2 WHERE scope OPERATOR(pg_catalog.=) $1";
+	Oid			argtypes[2] = {TEXTOID, OIDOID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(scope);
+	values[1] = ObjectIdGetDatum(owner);
+	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
+	mark_cache_invalidate_scope(scope);
+}
+
+void
+scope_rows_set_tokens(const char *scope, bool issued)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"UPDATE fencing.scopes SET tokens = $2 WHERE scope OPERATOR(pg_catalog.=) $1";
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(scope);
+	values[1] = CStringGetTextDatum(issued ? "issued" : "external");
+	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
+	mark_cache_invalidate_scope(scope);
+}
