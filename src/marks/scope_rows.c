@@ -73,29 +73,37 @@ scope_rows_remove_created(const char *scope)
 	mark_cache_invalidate_scope(scope);
 }
 
+/* One UPDATE of the scope's row through SQL: $1 is the scope, $2 "value". */
+static void
+update_row(SPIPlanPtr *plan, const char *sql, const char *scope, Oid type, Datum value)
+{
+	Oid			argtypes[2] = {TEXTOID, type};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(scope);
+	values[1] = value;
+	(void) fencing_execute_as_owner(plan, sql, 2, argtypes, values);
+	mark_cache_invalidate_scope(scope);
+}
+
 void
 scope_rows_set_mark(const char *scope, int64 mark, bool raise_only)
 {
 	static SPIPlanPtr raise_plan = NULL;
 	static SPIPlanPtr store_plan = NULL;
-	static const char *raise_sql =
-		"UPDATE fencing.scopes AS s "
-		"SET mark = $2, mark_raised_at = pg_catalog.now() "
-		"WHERE s.scope OPERATOR(pg_catalog.=) $1 AND s.mark OPERATOR(pg_catalog.<) $2";
-	static const char *store_sql =
-		"UPDATE fencing.scopes AS s "
-		"SET mark = $2, mark_raised_at = pg_catalog.now() "
-		"WHERE s.scope OPERATOR(pg_catalog.=) $1";
-	Oid			argtypes[2] = {TEXTOID, INT8OID};
-	Datum		values[2];
 
-	values[0] = CStringGetTextDatum(scope);
-	values[1] = Int64GetDatum(mark);
 	if (raise_only)
-		(void) fencing_execute_as_owner(&raise_plan, raise_sql, 2, argtypes, values);
+		update_row(&raise_plan,
+				   "UPDATE fencing.scopes AS s "
+				   "SET mark = $2, mark_raised_at = pg_catalog.now() "
+				   "WHERE s.scope OPERATOR(pg_catalog.=) $1 AND s.mark OPERATOR(pg_catalog.<) $2",
+				   scope, INT8OID, Int64GetDatum(mark));
 	else
-		(void) fencing_execute_as_owner(&store_plan, store_sql, 2, argtypes, values);
-	mark_cache_invalidate_scope(scope);
+		update_row(&store_plan,
+				   "UPDATE fencing.scopes AS s "
+				   "SET mark = $2, mark_raised_at = pg_catalog.now() "
+				   "WHERE s.scope OPERATOR(pg_catalog.=) $1",
+				   scope, INT8OID, Int64GetDatum(mark));
 }
 
 void
@@ -130,28 +138,16 @@ void
 scope_rows_set_owner(const char *scope, Oid owner)
 {
 	static SPIPlanPtr plan = NULL;
-	static const char *sql =
-		"UPDATE fencing.scopes SET owner = $2 WHERE scope OPERATOR(pg_catalog.=) $1";
-	Oid			argtypes[2] = {TEXTOID, OIDOID};
-	Datum		values[2];
 
-	values[0] = CStringGetTextDatum(scope);
-	values[1] = ObjectIdGetDatum(owner);
-	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
-	mark_cache_invalidate_scope(scope);
+	update_row(&plan, "UPDATE fencing.scopes SET owner = $2 WHERE scope OPERATOR(pg_catalog.=) $1",
+			   scope, OIDOID, ObjectIdGetDatum(owner));
 }
 
 void
 scope_rows_set_tokens(const char *scope, bool issued)
 {
 	static SPIPlanPtr plan = NULL;
-	static const char *sql =
-		"UPDATE fencing.scopes SET tokens = $2 WHERE scope OPERATOR(pg_catalog.=) $1";
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2];
 
-	values[0] = CStringGetTextDatum(scope);
-	values[1] = CStringGetTextDatum(issued ? "issued" : "external");
-	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
-	mark_cache_invalidate_scope(scope);
+	update_row(&plan, "UPDATE fencing.scopes SET tokens = $2 WHERE scope OPERATOR(pg_catalog.=) $1",
+			   scope, TEXTOID, CStringGetTextDatum(issued ? "issued" : "external"));
 }
