@@ -186,8 +186,9 @@ END $$;
 
 -- The fence triggers fire ALWAYS (issue 14): under session_replication_role
 -- = replica the fence lets only a superuser session or a logical replication
--- apply worker write unchecked and refuses anyone else granted SET on the
--- role (42501).  protect() creates them so from 1.4 on; the triggers of
+-- apply worker (as a superuser or the table's owner) write unchecked and
+-- refuses anyone else granted SET on the role (42501).  protect() creates
+-- them so from 1.4 on; the triggers of
 -- tables protected before, partitions' clones included, that fire on origin
 -- (plain ENABLE) now fire ALWAYS.  A disabled one, or one enabled for
 -- replica only, stays as it is (protected_tables reports it).

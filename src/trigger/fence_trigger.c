@@ -22,10 +22,11 @@
  *
  * A stale write fails (policy "error") or is left out (policy "skip").
  * The triggers fire ALWAYS: under session_replication_role = replica only a
- * superuser session or a logical replication apply worker writes unchecked
- * (replica_passes()); anyone else granted SET on the role is refused.  An
- * INSERT ... ON CONFLICT whose raise must wait for the AFTER INSERT trigger
- * is refused when that trigger would not fire.
+ * superuser session or a logical replication apply worker (as a superuser
+ * or the table's owner) writes unchecked (replica_passes()); anyone else
+ * granted SET on the role is refused.  An INSERT ... ON CONFLICT whose
+ * raise must wait for the AFTER INSERT trigger is refused when that
+ * trigger would not fire.
  * TRUNCATE reads the rows it throws away straight from the heap, as the
  * caller: no query, so no code of the table's owner runs with other rights.
  *
@@ -46,6 +47,7 @@
 #include "nodes/bitmapset.h"
 #include "replication/logicalworker.h"
 #include "storage/proc.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
@@ -164,25 +166,34 @@ reject_unseen(Relation rel, const FenceConfig *cfg, const char *scope,
 /*
  * Under session_replication_role = replica the fence triggers fire (they
  * are ENABLE ALWAYS), and a write passes unchecked only when the rows were
- * judged where they were first written: a logical replication apply worker,
- * or a superuser's session (a restore, a replication tool), where core's
- * own triggers do not fire either.  The current and the session role must
- * both be superusers: a role granted SET on the parameter (PostgreSQL 15+)
- * may not switch off the fence of a superuser's SECURITY DEFINER function.
- * Anyone else is refused.  Outside replica role: false, the write is judged.
+ * judged where they were first written, or by whoever could switch the
+ * fence off anyway: a logical replication apply worker applying as a
+ * superuser or as the table's owner (PostgreSQL 16 lets roles that are
+ * neither own subscriptions), or a superuser's session (a restore, a
+ * replication tool), where core's own triggers do not fire either.  In a
+ * session the current and the session role must both be superusers: a role
+ * granted SET on the parameter (PostgreSQL 15+) may not switch off the
+ * fence of a superuser's SECURITY DEFINER function.  Anyone else is
+ * refused.  Outside replica role: false, the write is judged.
  */
 static bool
 replica_passes(Relation rel)
 {
+	bool		trusted;
+
 	if (likely(SessionReplicationRole != SESSION_REPLICATION_ROLE_REPLICA))
 		return false;
-	if (IsLogicalWorker() || (superuser() && superuser_arg(GetSessionUserId())))
+	if (IsLogicalWorker())
+		trusted = superuser() || has_privs_of_role(GetUserId(), rel->rd_rel->relowner);
+	else
+		trusted = superuser() && superuser_arg(GetSessionUserId());
+	if (trusted)
 		return true;
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("permission denied to write to protected relation \"%s\" under session_replication_role = replica",
 					RelationGetRelationName(rel)),
-			 errdetail("Relation \"%s.%s\" is fenced: under session_replication_role = replica only a superuser or a logical replication apply worker writes to it, unchecked; role \"%s\" is neither.",
+			 errdetail("Relation \"%s.%s\" is fenced: under session_replication_role = replica only a superuser, or a logical replication apply worker applying as a superuser or the table's owner, writes to it unchecked; role \"%s\" is neither.",
 					   get_namespace_name(RelationGetNamespace(rel)),
 					   RelationGetRelationName(rel),
 					   GetUserNameFromId(GetUserId(), false)),
