@@ -14,6 +14,16 @@
  * function's SET clause is undone, so the value in force always carries the
  * transaction it was set in.
  *
+ * A value SET before the library was loaded is a placeholder, which Postgres
+ * applies when the library defines the setting, in whatever transaction
+ * loads it: a later one, maybe another client's behind a pooler, that would
+ * be stamped as if it had turned the switch on.  Any value present when the
+ * setting is defined is therefore ignored, with a WARNING: the switch must
+ * be turned on after the library is loaded (SET LOCAL, in the transaction
+ * that uses it).  Who may turn it on is Postgres's check of the setting
+ * (PGC_SUSET): superusers and roles granted SET on it, in that transaction
+ * only, like a superuser.
+ *
  *-------------------------------------------------------------------------
  */
 #include "security/bypass.h"
@@ -32,6 +42,9 @@ typedef struct BypassExtra
 static bool bypass_value = false;
 static LocalTransactionId bypass_lxid = InvalidLocalTransactionId;
 
+/* bypass_init() is defining the setting: values seen now were placeholders */
+static bool bypass_defining = false;
+
 static bool
 bypass_check(bool *newval, void **extra, GucSource source)
 {
@@ -40,6 +53,15 @@ bypass_check(bool *newval, void **extra, GucSource source)
 	if (e == NULL)
 		return false;
 	e->lxid = InvalidLocalTransactionId;
+	if (*newval && bypass_defining && source == PGC_S_SESSION)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("\"fencing.bypass\" set before the fencing library was loaded is ignored"),
+				 errdetail("The value would take effect only now, in a later statement or transaction than the one that set it."),
+				 errhint("Turn it on after the library is loaded, in the transaction that needs it: SET LOCAL fencing.bypass = on.")));
+		*newval = false;
+	}
 	if (*newval && source == PGC_S_SESSION && IsTransactionState() && MyProc != NULL)
 		e->lxid = FENCING_MY_LXID;
 	*extra = e;
@@ -52,20 +74,36 @@ bypass_assign(bool newval, void *extra)
 	bypass_lxid = extra != NULL ? ((BypassExtra *) extra)->lxid : InvalidLocalTransactionId;
 }
 
-void
-bypass_init(void)
+static void
+define_bypass(void)
 {
 	DefineCustomBoolVariable("fencing.bypass",
 							 "Lets writes to protected tables through without any fencing check, in this transaction.",
 							 "Only superusers, or roles granted SET on this parameter, can change it. "
 							 "It acts only in the transaction that turned it on (SET or SET LOCAL); "
 							 "a value from the configuration file, ALTER ROLE or ALTER DATABASE, or an "
-							 "earlier transaction does nothing. Marks are not raised while it acts.",
+							 "earlier transaction, or a value SET before the library was loaded, does nothing. "
+							 "Marks are not raised while it acts.",
 							 &bypass_value,
 							 false,
 							 PGC_SUSET,
 							 0,
 							 bypass_check, bypass_assign, NULL);
+}
+
+void
+bypass_init(void)
+{
+	bypass_defining = true;
+	PG_TRY();
+	{
+		define_bypass();
+	}
+	PG_FINALLY();
+	{
+		bypass_defining = false;
+	}
+	PG_END_TRY();
 }
 
 bool

@@ -310,9 +310,13 @@ COMMENT ON FUNCTION fencing.unprotect(regclass) IS
 'Removes the fence triggers from a table.';
 
 -- Which tables are protected, and how.  The view tells whether each fence
--- works: a disabled trigger, one that fires only for replication (ENABLE
--- REPLICA), one with a WHEN condition, or a partition or TRUNCATE left
--- unfenced is not a working fence.
+-- works: every trigger the fence needs (the row trigger, the TRUNCATE
+-- trigger and, with a scope, the AFTER INSERT trigger), on the table and on
+-- every partition, must be there and fire ALWAYS (protect() makes them so):
+-- a disabled one, one that fires only for replication (ENABLE REPLICA) or
+-- not under session_replication_role = replica (plain ENABLE), one with a
+-- WHEN condition (but the AFTER INSERT trigger's own), or a missing one is
+-- not a working fence.
 CREATE VIEW fencing.protected_tables AS
 SELECT t.tgrelid::pg_catalog.regclass AS relation,
        a.args[1]::name AS token_column,
@@ -337,9 +341,20 @@ CROSS JOIN LATERAL (
                                WHEN r.tgenabled IS NULL THEN 'no fence trigger'
                                WHEN r.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
                                     OR r.tgqual IS NOT NULL THEN 'the fence trigger does not fire'
+                               WHEN r.tgenabled OPERATOR(pg_catalog.<>) 'A'
+                                    THEN 'the fence trigger is not enabled ALWAYS'
                                WHEN tr.tgenabled IS NULL THEN 'TRUNCATE is not fenced'
                                WHEN tr.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
                                     OR tr.tgqual IS NOT NULL THEN 'the TRUNCATE fence does not fire'
+                               WHEN tr.tgenabled OPERATOR(pg_catalog.<>) 'A'
+                                    THEN 'the TRUNCATE fence is not enabled ALWAYS'
+                               WHEN a.args[3] OPERATOR(pg_catalog.=) 'row' THEN NULL
+                               WHEN i.tgenabled IS NULL
+                                    THEN 'no AFTER INSERT fence trigger'
+                               WHEN i.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
+                                    THEN 'the AFTER INSERT fence trigger does not fire'
+                               WHEN i.tgenabled OPERATOR(pg_catalog.<>) 'A'
+                                    THEN 'the AFTER INSERT fence trigger is not enabled ALWAYS'
                              END AS what
                         FROM (SELECT t.tgrelid::pg_catalog.regclass AS relid, 0 AS level
                               UNION ALL
@@ -353,7 +368,13 @@ CROSS JOIN LATERAL (
                         LEFT JOIN pg_catalog.pg_trigger tr
                                ON tr.tgrelid OPERATOR(pg_catalog.=) pt.relid
                               AND tr.tgname OPERATOR(pg_catalog.=) 'zz_fence_truncate'
-                              AND tr.tgfoid OPERATOR(pg_catalog.=) t.tgfoid) w
+                              AND tr.tgfoid OPERATOR(pg_catalog.=) t.tgfoid
+                        -- an AFTER (not BEFORE) ROW INSERT trigger: type bits ROW 1, BEFORE 2, INSERT 4
+                        LEFT JOIN pg_catalog.pg_trigger i
+                               ON i.tgrelid OPERATOR(pg_catalog.=) pt.relid
+                              AND i.tgname OPERATOR(pg_catalog.=) 'zz_fence_inserted'
+                              AND i.tgfoid OPERATOR(pg_catalog.=) t.tgfoid
+                              AND (i.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 7) OPERATOR(pg_catalog.=) 5) w
                WHERE w.what IS NOT NULL
                ORDER BY w.level, w.rel::pg_catalog.text
                LIMIT 1)
@@ -796,7 +817,8 @@ GRANT SELECT ON fencing.scope_stats, fencing.table_stats, fencing.last_rejection
 -- (protected_tables, 40_trigger.sql), unfenced inheritance children, leases
 -- held by fenced holders, scopes not fenced since a promotion, marks far
 -- above the clock, scopes owned by (and grants to) dropped roles, a server
--- that does not preload the library.  For a DBA to run and alert on;
+-- that does not preload the library, roles other than superusers that may
+-- set session_replication_role.  For a DBA to run and alert on;
 -- readable by pg_monitor.
 
 CREATE VIEW fencing.health AS
@@ -859,8 +881,16 @@ FROM (
     UNION ALL
     SELECT 'critical', 'fence not working', p.relation::pg_catalog.text,
            pg_catalog.format('protected table %s: %s', p.relation, p.problem),
-           'Re-run fencing.protect() on the table, or ALTER TABLE ... ENABLE TRIGGER zz_fence_row.'
+           'Re-run fencing.protect() on the table: it makes every fence trigger again, enabled ALWAYS.'
       FROM fencing.protected_tables p WHERE p.problem IS NOT NULL
+    UNION ALL
+    SELECT 'warning', 'may set session_replication_role', r.rolname::pg_catalog.text,
+           pg_catalog.format('role %s is not a superuser but may set session_replication_role (GRANT SET ON PARAMETER): under replica, triggers not enabled ALWAYS (foreign key checks included) do not fire for its writes; the fence refuses its writes to protected tables (42501)',
+                             r.rolname),
+           pg_catalog.format('Unless it is a replication tool''s role that needs it: REVOKE SET ON PARAMETER session_replication_role FROM %I;', r.rolname)
+      FROM pg_catalog.pg_roles r
+     WHERE NOT r.rolsuper
+       AND pg_catalog.has_parameter_privilege(r.oid, 'session_replication_role', 'SET')
     UNION ALL
     SELECT 'critical', 'unfenced inheritance child', i.inhrelid::pg_catalog.regclass::pg_catalog.text,
            pg_catalog.format('%s inherits from protected table %s but has no fence trigger: writes to it directly are not fenced',
@@ -925,7 +955,7 @@ FROM (
 ) f
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
-'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
 REVOKE ALL ON fencing.health FROM PUBLIC;
 GRANT SELECT ON fencing.health TO pg_monitor;
 

@@ -24,6 +24,12 @@
  *      or UPDATE stores the token in the row.
  *
  * A stale write fails (policy "error") or is left out (policy "skip").
+ * The triggers fire ALWAYS: under session_replication_role = replica only a
+ * superuser session or a logical replication apply worker (as a superuser
+ * or the table's owner) writes unchecked (replica_passes()); anyone else
+ * granted SET on the role is refused.  An INSERT ... ON CONFLICT whose
+ * raise must wait for the AFTER INSERT trigger is refused when that
+ * trigger would not fire.
  * TRUNCATE reads the rows it throws away straight from the heap, as the
  * caller: no query, so no code of the table's owner runs with other rights.
  *
@@ -42,7 +48,9 @@
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
+#include "replication/logicalworker.h"
 #include "storage/proc.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
@@ -156,6 +164,45 @@ reject_unseen(Relation rel, const FenceConfig *cfg, const char *scope,
 					 "or retry the statement: the library is loaded now.") :
 			 errhint("Declare the token with fencing.use_token()."),
 			 errtable(rel)));
+}
+
+/*
+ * Under session_replication_role = replica the fence triggers fire (they
+ * are ENABLE ALWAYS), and a write passes unchecked only when the rows were
+ * judged where they were first written, or by whoever could switch the
+ * fence off anyway: a logical replication apply worker applying as a
+ * superuser or as the table's owner (PostgreSQL 16 lets roles that are
+ * neither own subscriptions), or a superuser's session (a restore, a
+ * replication tool), where core's own triggers do not fire either.  In a
+ * session the current and the session role must both be superusers: a role
+ * granted SET on the parameter (PostgreSQL 15+) may not switch off the
+ * fence of a superuser's SECURITY DEFINER function.  Anyone else is
+ * refused.  Outside replica role: false, the write is judged.
+ */
+static bool
+replica_passes(Relation rel)
+{
+	bool		trusted;
+
+	if (likely(SessionReplicationRole != SESSION_REPLICATION_ROLE_REPLICA))
+		return false;
+	if (IsLogicalWorker())
+		trusted = superuser() || has_privs_of_role(GetUserId(), rel->rd_rel->relowner);
+	else
+		trusted = superuser() && superuser_arg(GetSessionUserId());
+	if (trusted)
+		return true;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to write to protected relation \"%s\" under session_replication_role = replica",
+					RelationGetRelationName(rel)),
+			 errdetail("Relation \"%s.%s\" is fenced: under session_replication_role = replica only a superuser, or a logical replication apply worker applying as a superuser or the table's owner, writes to it unchecked; role \"%s\" is neither.",
+					   get_namespace_name(RelationGetNamespace(rel)),
+					   RelationGetRelationName(rel),
+					   GetUserNameFromId(GetUserId(), false)),
+			 errhint("Set session_replication_role = origin and write with a fencing token."),
+			 errtable(rel)));
+	return false;				/* keep compiler quiet */
 }
 
 /* The token stored in a row, if any. */
@@ -499,7 +546,11 @@ store_token(Relation rel, const FenceConfig *cfg, HeapTuple tuple, int64 token)
 	return heap_modify_tuple_by_cols(tuple, desc, 1, &attnum, &value, &isnull);
 }
 
-/* Whether the relation has the AFTER INSERT trigger that raises deferred marks. */
+/*
+ * Whether the relation has the AFTER INSERT trigger that raises deferred
+ * marks, and it fires (as Postgres decides for this session's replication
+ * role): the relcache's trigger list, no catalog lookup.
+ */
 static bool
 has_deferred_raise_trigger(Relation rel, Oid fn_oid)
 {
@@ -510,10 +561,31 @@ has_deferred_raise_trigger(Relation rel, Oid fn_oid)
 		const Trigger *t = &trigdesc->triggers[i];
 
 		if (t->tgfoid == fn_oid && TRIGGER_FOR_ROW(t->tgtype) &&
-			TRIGGER_FOR_AFTER(t->tgtype) && TRIGGER_FOR_INSERT(t->tgtype))
+			TRIGGER_FOR_AFTER(t->tgtype) && TRIGGER_FOR_INSERT(t->tgtype) &&
+			t->tgenabled != TRIGGER_DISABLED &&
+			(SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA ?
+			 t->tgenabled != TRIGGER_FIRES_ON_ORIGIN :
+			 t->tgenabled != TRIGGER_FIRES_ON_REPLICA))
 			return true;
 	}
 	return false;
+}
+
+/*
+ * A raise that only the AFTER INSERT trigger may make, and it would not
+ * fire: refused rather than lost (or made for a row never written).
+ */
+static void
+reject_no_inserted_trigger(Relation rel, const FenceConfig *cfg, const char *scope, int64 token)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("the fence of relation \"%s\" lacks its AFTER INSERT trigger",
+					RelationGetRelationName(rel)),
+			 errdetail("%s: token " INT64_FORMAT " raises the mark, which INSERT ... ON CONFLICT does only for a row it writes, from the trigger \"zz_fence_inserted\"; it is missing or does not fire.",
+					   where_written(rel, cfg, scope), token),
+			 errhint("Run fencing.protect() on the table again."),
+			 errtable(rel)));
 }
 
 static HeapTuple
@@ -545,6 +617,7 @@ fence_insert(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 		if (st->by == FIRED_BY_UNSEEN)
 			reject_unseen(rel, cfg, scope, st,
 						  "whether the row will be written (INSERT ... ON CONFLICT), and the table lacks the AFTER INSERT trigger that raises the mark only for a row written");
+		reject_no_inserted_trigger(rel, cfg, scope, token);
 	}
 	confirm(rel, cfg, hold, false, token);
 	return store_token(rel, cfg, newtuple, token);
@@ -909,7 +982,7 @@ fence_trigger(PG_FUNCTION_ARGS)
 			return PointerGetDatum(NULL);	/* not protected (any more) */
 		if (fencing_bypass_active())
 			count_bypass(rel, cfg, NULL);
-		else
+		else if (!replica_passes(rel))
 		{
 			fence_config_require_binding(rel, cfg);
 			fence_truncate(rel, cfg);
@@ -927,7 +1000,11 @@ fence_trigger(PG_FUNCTION_ARGS)
 			protocol_violation(rel, "BEFORE the write");
 		cfg = fence_config_get(rel, row_trigger);
 		if (!fencing_bypass_active())
+		{
+			/* refuses whom it must; a raise deferred before is made all the same */
+			(void) replica_passes(rel);
 			fence_inserted(rel, cfg, trigdata->tg_trigtuple);
+		}
 		return PointerGetDatum(NULL);
 	}
 
@@ -941,6 +1018,10 @@ fence_trigger(PG_FUNCTION_ARGS)
 			PointerGetDatum(trigdata->tg_newtuple) :
 			PointerGetDatum(trigdata->tg_trigtuple);
 	}
+	if (replica_passes(rel))
+		return TRIGGER_FIRED_BY_UPDATE(event) ?
+			PointerGetDatum(trigdata->tg_newtuple) :
+			PointerGetDatum(trigdata->tg_trigtuple);
 
 	/* a fixed scope: the table's owner may write to it, whoever made the trigger */
 	fence_config_require_binding(rel, cfg);

@@ -18,12 +18,20 @@
  * as the extension's owner, once the caller's rights are checked; they are
  * dropped as the caller.
  *
+ * Every fence trigger fires ALWAYS, also under session_replication_role =
+ * replica: there the fence itself decides who may write unchecked
+ * (fence_trigger.c), not whoever may set the role.
+ *
  *-------------------------------------------------------------------------
  */
 #include "fencing.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/objectaccess.h"
 #include "catalog/objectaddress.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -37,6 +45,8 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -120,6 +130,47 @@ require_trigger_right(Oid relid)
 					   get_rel_name(relid));
 }
 
+/*
+ * A fence trigger of a relation fires ALWAYS: what ALTER TABLE ... ENABLE
+ * ALWAYS TRIGGER does to pg_trigger, without its ownership check (the
+ * caller's right to put the trigger there was checked) and without firing
+ * event triggers.  The relation is locked as CREATE TRIGGER locked it.  No
+ * such trigger: nothing to do.
+ */
+static void
+fire_always(Oid relid, const char *tgname)
+{
+	Relation	tgrel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+
+	CommandCounterIncrement();	/* see the trigger just created */
+	tgrel = table_open(TriggerRelationId, RowExclusiveLock);
+	ScanKeyInit(&keys[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	ScanKeyInit(&keys[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum(tgname));
+	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 2, keys);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple) &&
+		((Form_pg_trigger) GETSTRUCT(tuple))->tgenabled != TRIGGER_FIRES_ALWAYS)
+	{
+		HeapTuple	copy = heap_copytuple(tuple);
+		Form_pg_trigger form = (Form_pg_trigger) GETSTRUCT(copy);
+
+		form->tgenabled = TRIGGER_FIRES_ALWAYS;
+		CatalogTupleUpdate(tgrel, &copy->t_self, copy);
+		InvokeObjectPostAlterHook(TriggerRelationId, form->oid, 0);
+		heap_freetuple(copy);
+		/* pg_trigger has no syscache: the relcache entry must be rebuilt */
+		CacheInvalidateRelcacheByRelid(relid);
+	}
+	systable_endscan(scan);
+	table_close(tgrel, RowExclusiveLock);
+	CommandCounterIncrement();
+}
+
 /* Partitions' row triggers are clones: they go with the parent's. */
 static void
 create_truncate_trigger(Oid relid, const char *arglist)
@@ -128,6 +179,7 @@ create_truncate_trigger(Oid relid, const char *arglist)
 	run_ddl_as_owner(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
 							  "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
 							  TRUNCATE_TRIGGER_NAME, qualified_name(relid), arglist));
+	fire_always(relid, TRUNCATE_TRIGGER_NAME);
 }
 
 static char *
@@ -276,6 +328,14 @@ protect(PG_FUNCTION_ARGS)
 								  "WHEN (fencing.raise_pending()) "
 								  "EXECUTE FUNCTION fencing.fence_trigger()",
 								  INSERTED_TRIGGER_NAME, qualified_name(relid)));
+	/* the partitions' clones too (a partition attached later copies the parent's) */
+	fire_always(relid, ROW_TRIGGER_NAME);
+	fire_always(relid, INSERTED_TRIGGER_NAME);
+	foreach(lc, partitions)
+	{
+		fire_always(lfirst_oid(lc), ROW_TRIGGER_NAME);
+		fire_always(lfirst_oid(lc), INSERTED_TRIGGER_NAME);
+	}
 	create_truncate_trigger(relid, arglist);
 	foreach(lc, partitions)
 		create_truncate_trigger(lfirst_oid(lc), arglist);

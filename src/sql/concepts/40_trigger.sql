@@ -63,9 +63,13 @@ COMMENT ON FUNCTION fencing.unprotect(regclass) IS
 'Removes the fence triggers from a table.';
 
 -- Which tables are protected, and how.  The view tells whether each fence
--- works: a disabled trigger, one that fires only for replication (ENABLE
--- REPLICA), one with a WHEN condition, or a partition or TRUNCATE left
--- unfenced is not a working fence.
+-- works: every trigger the fence needs (the row trigger, the TRUNCATE
+-- trigger and, with a scope, the AFTER INSERT trigger), on the table and on
+-- every partition, must be there and fire ALWAYS (protect() makes them so):
+-- a disabled one, one that fires only for replication (ENABLE REPLICA) or
+-- not under session_replication_role = replica (plain ENABLE), one with a
+-- WHEN condition (but the AFTER INSERT trigger's own), or a missing one is
+-- not a working fence.
 CREATE VIEW fencing.protected_tables AS
 SELECT t.tgrelid::pg_catalog.regclass AS relation,
        a.args[1]::name AS token_column,
@@ -90,9 +94,20 @@ CROSS JOIN LATERAL (
                                WHEN r.tgenabled IS NULL THEN 'no fence trigger'
                                WHEN r.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
                                     OR r.tgqual IS NOT NULL THEN 'the fence trigger does not fire'
+                               WHEN r.tgenabled OPERATOR(pg_catalog.<>) 'A'
+                                    THEN 'the fence trigger is not enabled ALWAYS'
                                WHEN tr.tgenabled IS NULL THEN 'TRUNCATE is not fenced'
                                WHEN tr.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
                                     OR tr.tgqual IS NOT NULL THEN 'the TRUNCATE fence does not fire'
+                               WHEN tr.tgenabled OPERATOR(pg_catalog.<>) 'A'
+                                    THEN 'the TRUNCATE fence is not enabled ALWAYS'
+                               WHEN a.args[3] OPERATOR(pg_catalog.=) 'row' THEN NULL
+                               WHEN i.tgenabled IS NULL
+                                    THEN 'no AFTER INSERT fence trigger'
+                               WHEN i.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
+                                    THEN 'the AFTER INSERT fence trigger does not fire'
+                               WHEN i.tgenabled OPERATOR(pg_catalog.<>) 'A'
+                                    THEN 'the AFTER INSERT fence trigger is not enabled ALWAYS'
                              END AS what
                         FROM (SELECT t.tgrelid::pg_catalog.regclass AS relid, 0 AS level
                               UNION ALL
@@ -106,7 +121,13 @@ CROSS JOIN LATERAL (
                         LEFT JOIN pg_catalog.pg_trigger tr
                                ON tr.tgrelid OPERATOR(pg_catalog.=) pt.relid
                               AND tr.tgname OPERATOR(pg_catalog.=) 'zz_fence_truncate'
-                              AND tr.tgfoid OPERATOR(pg_catalog.=) t.tgfoid) w
+                              AND tr.tgfoid OPERATOR(pg_catalog.=) t.tgfoid
+                        -- an AFTER (not BEFORE) ROW INSERT trigger: type bits ROW 1, BEFORE 2, INSERT 4
+                        LEFT JOIN pg_catalog.pg_trigger i
+                               ON i.tgrelid OPERATOR(pg_catalog.=) pt.relid
+                              AND i.tgname OPERATOR(pg_catalog.=) 'zz_fence_inserted'
+                              AND i.tgfoid OPERATOR(pg_catalog.=) t.tgfoid
+                              AND (i.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 7) OPERATOR(pg_catalog.=) 5) w
                WHERE w.what IS NOT NULL
                ORDER BY w.level, w.rel::pg_catalog.text
                LIMIT 1)

@@ -4,7 +4,8 @@
 -- (protected_tables, 40_trigger.sql), unfenced inheritance children, leases
 -- held by fenced holders, scopes not fenced since a promotion, marks far
 -- above the clock, scopes owned by (and grants to) dropped roles, a server
--- that does not preload the library.  For a DBA to run and alert on;
+-- that does not preload the library, roles other than superusers that may
+-- set session_replication_role.  For a DBA to run and alert on;
 -- readable by pg_monitor.
 
 CREATE VIEW fencing.health AS
@@ -67,8 +68,16 @@ FROM (
     UNION ALL
     SELECT 'critical', 'fence not working', p.relation::pg_catalog.text,
            pg_catalog.format('protected table %s: %s', p.relation, p.problem),
-           'Re-run fencing.protect() on the table, or ALTER TABLE ... ENABLE TRIGGER zz_fence_row.'
+           'Re-run fencing.protect() on the table: it makes every fence trigger again, enabled ALWAYS.'
       FROM fencing.protected_tables p WHERE p.problem IS NOT NULL
+    UNION ALL
+    SELECT 'warning', 'may set session_replication_role', r.rolname::pg_catalog.text,
+           pg_catalog.format('role %s is not a superuser but may set session_replication_role (GRANT SET ON PARAMETER): under replica, triggers not enabled ALWAYS (foreign key checks included) do not fire for its writes; the fence refuses its writes to protected tables (42501)',
+                             r.rolname),
+           pg_catalog.format('Unless it is a replication tool''s role that needs it: REVOKE SET ON PARAMETER session_replication_role FROM %I;', r.rolname)
+      FROM pg_catalog.pg_roles r
+     WHERE NOT r.rolsuper
+       AND pg_catalog.has_parameter_privilege(r.oid, 'session_replication_role', 'SET')
     UNION ALL
     SELECT 'critical', 'unfenced inheritance child', i.inhrelid::pg_catalog.regclass::pg_catalog.text,
            pg_catalog.format('%s inherits from protected table %s but has no fence trigger: writes to it directly are not fenced',
@@ -133,7 +142,7 @@ FROM (
 ) f
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
-'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
 REVOKE ALL ON fencing.health FROM PUBLIC;
 GRANT SELECT ON fencing.health TO pg_monitor;
 
