@@ -159,7 +159,7 @@ epoch_clock_issue(const char *scope, const char *holder)
 	int64		band_floor;
 	ScopeInfo	info;
 
-	mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_CREATE_ISSUED, &row);
+	mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_CREATE_ISSUED, SCOPE_PRIV_LEAD, &row);
 	scope_info_from_row(scopes, row, &info);
 	scope_acl_require_known(scope, SCOPE_PRIV_LEAD, GetUserId(), SCOPE_MISSING_CREATE_ISSUED, &info);
 	/* fixed for a writing transaction: one begun in recovery stays read-only */

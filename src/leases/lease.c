@@ -213,7 +213,8 @@ lock_lease(const char *scope, ScopeMissing missing, const char *function, LOCKTA
 		scope_acl_require(scope, SCOPE_PRIV_LEAD, GetUserId(), missing, &info);
 	PreventCommandIfReadOnly(function);
 	scope_id = scope_mark_scope_id(scope, missing == SCOPE_MISSING_MAY_CREATE ?
-								   SCOPE_MISSING_CREATE_ISSUED : SCOPE_MISSING_OK);
+								   SCOPE_MISSING_CREATE_ISSUED : SCOPE_MISSING_OK,
+								   SCOPE_PRIV_LEAD);
 	/* no scope has id 0: a tag nobody takes, should read_lease_for() ask for it */
 	scope_lock_tag(tag, scope_id, FENCING_LOCKTAG_LEASE);
 	if (scope_id == 0)

@@ -111,7 +111,7 @@ fence_older_timelines(PG_FUNCTION_ARGS)
 
 		/* scope security (issue 7): the owner's, before any lock */
 		scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_OK, &info);
-		mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_OK, NULL);
+		mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_OK, SCOPE_PRIV_OWNER, NULL);
 		if (!scope_info_read(scope, &info) || !info.issued || mark == SCOPE_MARK_NONE ||
 			mark >= band_floor)
 			continue;

@@ -51,6 +51,7 @@ typedef struct ScopeKey
 {
 	int64		id;				/* fencing.scopes.id; 0: no such scope */
 	Oid			owner;			/* InvalidOid before 1.2's owners */
+	bool		legacy;			/* no id yet: the name's hash stands in */
 } ScopeKey;
 
 /* The tag of a lock on a scope id, for a kind of lock (field4, below). */

@@ -45,6 +45,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 
 #include "durability/durable_commit.h"
@@ -91,8 +92,14 @@ struct ScopeHold
 static HTAB *held_scopes = NULL;
 static uint64 held_generation = 1;
 
-/* A backend that has visited this many scopes starts a fresh table. */
-#define HELD_SCOPES_RECYCLE	10000
+/*
+ * A backend that has visited this many scopes starts a fresh table (a
+ * subtransaction's abort looks at every entry: it stays cheap).
+ */
+#define HELD_SCOPES_RECYCLE	1024
+
+/* Entries of the current generation: none, and an abort has nothing to do. */
+static int	held_now = 0;
 
 /*
  * Set when a raise was deferred to the AFTER INSERT trigger (an INSERT ...
@@ -114,6 +121,7 @@ static void
 forget_held_scopes(void)
 {
 	held_generation++;
+	held_now = 0;
 	if (held_scopes != NULL && hash_get_num_entries(held_scopes) > HELD_SCOPES_RECYCLE)
 	{
 		hash_destroy(held_scopes);
@@ -152,7 +160,7 @@ scope_mark_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	ScopeHold  *entry;
 	int			released = 0;
 
-	if (event != SUBXACT_EVENT_ABORT_SUB || held_scopes == NULL)
+	if (event != SUBXACT_EVENT_ABORT_SUB || held_now == 0)
 		return;
 	hash_seq_init(&status, held_scopes);
 	while ((entry = hash_seq_search(&status)) != NULL)
@@ -237,6 +245,7 @@ held_scope_entry(const char *scope)
 	}
 	if (!found || entry->generation != held_generation)
 	{
+		held_now++;
 		entry->generation = held_generation;
 		entry->mode = NoLock;
 		entry->mark = SCOPE_MARK_NONE;
@@ -270,6 +279,14 @@ lock_entry(ScopeHold *entry, LOCKMODE mode)
 	if (entry->mode == NoLock)
 		entry->coarse = scope_lock_next_is_coarse();
 	Assert(entry->lock_key.id != 0);
+	/*
+	 * Until ALTER EXTENSION fencing UPDATE gives scopes their ids, they are
+	 * locked by their name's hash, and the writer holds the registry too:
+	 * the update's ALTER TABLE then waits for it, and no writer locked by a
+	 * hash is still in flight when the first one locked by an id comes.
+	 */
+	if (unlikely(entry->lock_key.legacy))
+		LockRelationOid(fencing_scopes_relid(), AccessShareLock);
 	res = scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, mode, entry->coarse);
 	counted = res == LOCKACQUIRE_OK && !entry->coarse;
 	if (mode == ExclusiveLock && entry->excl_subid == 0)
@@ -330,6 +347,7 @@ read_mark_table(const char *scope, HeapTuple *row, ScopeKey *key)
 
 	key->id = 0;
 	key->owner = InvalidOid;
+	key->legacy = false;
 	if (HeapTupleIsValid(tuple))
 	{
 		TupleDesc	desc = RelationGetDescr(rel);
@@ -343,6 +361,7 @@ read_mark_table(const char *scope, HeapTuple *row, ScopeKey *key)
 		isnull = true;
 		if (desc->natts >= Anum_scopes_id)
 			d = heap_getattr(tuple, Anum_scopes_id, desc, &isnull);
+		key->legacy = isnull;
 		key->id = isnull ? scope_lock_legacy_id(scope) : DatumGetInt64(d);
 		if (key->id == 0)
 			key->id = 1;		/* 0 says "no such scope" */
@@ -422,7 +441,8 @@ read_mark_for_change(const char *scope, HeapTuple *row, ScopeKey *key)
 static bool
 locked_key_holds(ScopeHold *entry, const ScopeKey *key)
 {
-	if (key->id == entry->lock_key.id && key->owner == entry->lock_key.owner)
+	if (key->id == entry->lock_key.id && key->owner == entry->lock_key.owner &&
+		key->legacy == entry->lock_key.legacy)
 		return true;
 	if (!entry->fresh && !entry->coarse)
 		ereport(ERROR,
@@ -492,8 +512,8 @@ lock_at_mark(ScopeHold *entry, int64 token)
 	return true;
 }
 
-static void lock_exclusive(ScopeHold *entry, ScopeMissing missing, HeapTuple *row,
-						   bool created);
+static void lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
+						   HeapTuple *row, bool created);
 
 /*
  * Create the entry's scope row, owned by the user; true if this transaction
@@ -532,8 +552,31 @@ create_for_raise(ScopeHold *entry, int64 token, Relation rel)
 	}
 	if (!create_scope_row(entry, false))
 		return false;
-	lock_exclusive(entry, SCOPE_MISSING_CREATE_EXTERNAL, NULL, true);
+	lock_exclusive(entry, SCOPE_MISSING_CREATE_EXTERNAL, SCOPE_PRIV_WRITE, NULL, true);
 	return true;
+}
+
+/*
+ * A scope was missing when the caller's right to it was checked, and
+ * another transaction created it since (the insert that would have created
+ * it waited for that one to commit): it is someone else's scope now, judged
+ * as one that existed.  A write needs its table's binding to it (the table
+ * owner's write privilege); a call without a table (takeover(), the clock,
+ * a reset) the user's own privilege "priv".  Checked before any lock.
+ */
+static void
+recheck_created_elsewhere(const char *scope, Relation rel, bool bound, ScopePrivilege priv)
+{
+	ScopeInfo	info;
+
+	/* the creator's commit told every backend: forget "no such scope" */
+	AcceptInvalidationMessages();
+	if (rel == NULL)
+		scope_acl_require(scope, priv, GetUserId(), SCOPE_MISSING_OK, &info);
+	else if (bound)
+		scope_binding_require(rel, scope);
+	else
+		scope_binding_require_fixed(rel, scope);
 }
 
 /*
@@ -544,11 +587,14 @@ create_for_raise(ScopeHold *entry, int64 token, Relation rel)
  * that the user may create it): a scope is locked by its id, which it
  * gets when it is created.  Its mark is then none (the row's 0 is a
  * placeholder until the caller stores or raises the mark; "created": the
- * caller created it), and no writer can be at it.  With SCOPE_MISSING_OK a
- * missing scope is left alone: nothing is locked, and the mark is none.
+ * caller created it), and no writer can be at it.  Created by another
+ * transaction meanwhile, it is checked for "priv" first.  With
+ * SCOPE_MISSING_OK a missing scope is left alone: nothing is locked, and
+ * the mark is none.
  */
 static void
-lock_exclusive(ScopeHold *entry, ScopeMissing missing, HeapTuple *row, bool created)
+lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
+			   HeapTuple *row, bool created)
 {
 	for (;;)
 	{
@@ -566,6 +612,8 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, HeapTuple *row, bool crea
 				return;
 			}
 			created = create_scope_row(entry, missing == SCOPE_MISSING_CREATE_ISSUED);
+			if (!created)
+				recheck_created_elsewhere(entry->scope, NULL, false, priv);
 			(void) read_mark_table(entry->scope, NULL, &entry->lock_key);
 			if (entry->lock_key.id == 0)
 			{
@@ -650,7 +698,9 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 	{
 		if (!lock_at_mark(entry, token) && !create_for_raise(entry, token, rel))
 		{
-			/* another transaction created it meanwhile (and committed) */
+			recheck_created_elsewhere(scope, rel, bound, SCOPE_PRIV_WRITE);
+			if (bound)
+				entry->bound_relid = RelationGetRelid(rel);
 			if (!lock_at_mark(entry, token))
 				entry->mark = SCOPE_MARK_NONE;
 		}
@@ -667,7 +717,7 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 
 			fence_reject_not_issued(&w, token, info.epoch);
 		}
-		lock_exclusive(entry, SCOPE_MISSING_CREATE_EXTERNAL, NULL, false);
+		lock_exclusive(entry, SCOPE_MISSING_CREATE_EXTERNAL, SCOPE_PRIV_WRITE, NULL, false);
 	}
 
 	*mark = entry->mark;
@@ -772,7 +822,8 @@ scope_mark_admit(const char *scope, int64 token, int64 *mark, Relation rel, bool
 }
 
 int64
-scope_mark_lock_exclusive(const char *scope, ScopeMissing missing, HeapTuple *row)
+scope_mark_lock_exclusive(const char *scope, ScopeMissing missing, ScopePrivilege priv,
+						  HeapTuple *row)
 {
 	ScopeHold *entry = held_scope_entry(scope);
 
@@ -780,7 +831,7 @@ scope_mark_lock_exclusive(const char *scope, ScopeMissing missing, HeapTuple *ro
 		refresh_stale_mark(entry);
 	if (entry->mode != ExclusiveLock)
 	{
-		lock_exclusive(entry, missing, row, false);
+		lock_exclusive(entry, missing, priv, row, false);
 		if (entry->mode == NoLock)
 			return SCOPE_MARK_NONE;		/* missing, and left alone */
 	}
@@ -795,7 +846,7 @@ scope_mark_lock_exclusive(const char *scope, ScopeMissing missing, HeapTuple *ro
 }
 
 int64
-scope_mark_scope_id(const char *scope, ScopeMissing missing)
+scope_mark_scope_id(const char *scope, ScopeMissing missing, ScopePrivilege priv)
 {
 	ScopeHold *entry = held_scope_entry(scope);
 
@@ -804,7 +855,8 @@ scope_mark_scope_id(const char *scope, ScopeMissing missing)
 	{
 		/* kept whatever follows: the caller goes on to use the scope */
 		changed_marks = true;
-		(void) scope_rows_create(scope, GetUserId(), missing == SCOPE_MISSING_CREATE_ISSUED);
+		if (!scope_rows_create(scope, GetUserId(), missing == SCOPE_MISSING_CREATE_ISSUED))
+			recheck_created_elsewhere(scope, NULL, false, priv);
 		(void) read_mark_table(scope, NULL, &entry->lock_key);
 	}
 	return entry->lock_key.id;
@@ -860,7 +912,7 @@ reset_mark(PG_FUNCTION_ARGS)
 
 	/* scope security (issue 7): the owner; a new scope is the caller's */
 	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
-	old_mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_CREATE_EXTERNAL, NULL);
+	old_mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_CREATE_EXTERNAL, SCOPE_PRIV_OWNER, NULL);
 	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_CREATE_EXTERNAL, &info);
 	scope_mark_store(scope, new_mark);
 

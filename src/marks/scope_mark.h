@@ -73,20 +73,23 @@ extern bool scope_mark_raise_deferred(const char *scope, int64 token, Relation r
  * scope to finish) and return its current mark, for callers that then set
  * the mark themselves and report it with scope_mark_remember().  A missing
  * scope is created first, owned by the user, as "missing" says (the caller
- * checked that the user may create scopes): its mark is then none; with
+ * checked that the user may create scopes): its mark is then none; one that
+ * another transaction created meanwhile is first checked for the user's
+ * privilege "priv" (the caller checked it on a missing scope); with
  * SCOPE_MISSING_OK it is left alone and nothing is locked.  With row, also
  * the scope's row of fencing.scopes as read under the lock (a copy, or NULL
  * for a missing scope).
  */
 extern int64 scope_mark_lock_exclusive(const char *scope, ScopeMissing missing,
-									   HeapTuple *row);
+									   ScopePrivilege priv, HeapTuple *row);
 
 /*
  * The id the scope is locked by (leases/lease.c locks its lease by it too),
  * 0 for a missing scope; one is created first, as scope_mark_lock_exclusive()
  * does, when "missing" says to create it.
  */
-extern int64 scope_mark_scope_id(const char *scope, ScopeMissing missing);
+extern int64 scope_mark_scope_id(const char *scope, ScopeMissing missing,
+								 ScopePrivilege priv);
 extern void scope_mark_remember(const char *scope, int64 mark);
 
 /*

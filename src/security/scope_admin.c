@@ -223,7 +223,7 @@ alter_scope_owner(PG_FUNCTION_ARGS)
 	 * Writers of many scopes lock them by their owner (marks/scope_lock.c):
 	 * none may still hold this one by its old owner once it has a new one.
 	 */
-	(void) scope_mark_lock_exclusive(scope, SCOPE_MISSING_OK, NULL);
+	(void) scope_mark_lock_exclusive(scope, SCOPE_MISSING_OK, SCOPE_PRIV_OWNER, NULL);
 	scope_rows_set_owner(scope, owner);
 	PG_RETURN_VOID();
 }
