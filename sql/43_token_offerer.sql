@@ -116,6 +116,60 @@ SELECT public.regress_offerer_mark('regress-offerer-e1') AS e1_mark,
        (SELECT tok FROM regress_offerer.child WHERE id = 5) AS child_5_tok,
        (SELECT pid IS NULL AND tok = 40 FROM regress_offerer.child_null WHERE id = 7) AS child_7_set_null;
 
+-- a cascade that moves rows to another scope (the scope column follows the
+-- parent's key): each scope's token is judged for the role that offered it
+SET ROLE regress_offerer_owner;
+SELECT fencing.create_scope('regress-offerer-m1', tokens => 'external');
+SELECT fencing.create_scope('regress-offerer-m2', tokens => 'external');
+SELECT fencing.takeover('regress-offerer-m1', 10), fencing.takeover('regress-offerer-m2', 10);
+CREATE TABLE scope_names (name text PRIMARY KEY);
+CREATE TABLE moving (id int PRIMARY KEY,
+                     sc text REFERENCES scope_names ON UPDATE CASCADE,
+                     tok bigint);
+SELECT fencing.protect('moving', 'tok', scope_column => 'sc');
+INSERT INTO scope_names VALUES ('regress-offerer-m1');
+INSERT INTO moving VALUES (1, 'regress-offerer-m1', 10);
+GRANT SELECT, UPDATE ON scope_names TO regress_offerer_mallory;
+RESET ROLE;
+SET ROLE regress_offerer_mallory;
+-- raising the scope the rows move to
+BEGIN;
+SELECT fencing.use_token('regress-offerer-m1', 10), fencing.use_token('regress-offerer-m2', 1000);
+UPDATE scope_names SET name = 'regress-offerer-m2';
+ROLLBACK;
+-- raising the scope the rows leave
+BEGIN;
+SELECT fencing.use_token('regress-offerer-m1', 1000), fencing.use_token('regress-offerer-m2', 10);
+UPDATE scope_names SET name = 'regress-offerer-m2';
+ROLLBACK;
+RESET ROLE;
+-- two declarers: the owner's token for one scope does not carry mallory's
+-- for the other
+BEGIN;
+SET LOCAL ROLE regress_offerer_owner;
+SELECT fencing.use_token('regress-offerer-m2', 1000);
+SET LOCAL ROLE regress_offerer_mallory;
+SELECT fencing.use_token('regress-offerer-m1', 1000);
+UPDATE scope_names SET name = 'regress-offerer-m2';
+ROLLBACK;
+BEGIN;
+SET LOCAL ROLE regress_offerer_owner;
+SELECT fencing.use_token('regress-offerer-m1', 1000);
+SET LOCAL ROLE regress_offerer_mallory;
+SELECT fencing.use_token('regress-offerer-m2', 1000);
+UPDATE scope_names SET name = 'regress-offerer-m2';
+ROLLBACK;
+SET ROLE regress_offerer_mallory;
+-- at both marks: the rows move
+BEGIN;
+SELECT fencing.use_token('regress-offerer-m1', 10), fencing.use_token('regress-offerer-m2', 10);
+UPDATE scope_names SET name = 'regress-offerer-m2';
+COMMIT;
+RESET ROLE;
+SELECT public.regress_offerer_mark('regress-offerer-m1') AS m1_mark,
+       public.regress_offerer_mark('regress-offerer-m2') AS m2_mark,
+       (SELECT sc FROM regress_offerer.moving WHERE id = 1) AS moved_to;
+
 -- the declaration keeps the role that made it through savepoints: mallory
 -- declares, the owner's declaration in a savepoint is rolled back, and the
 -- owner's own write then carries mallory's token
