@@ -52,6 +52,9 @@
 #include "nodes/parsenodes.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
+#if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"
+#endif
 #include "rewrite/rewriteHandler.h"
 #include "tcop/pquery.h"
 #include "utils/acl.h"
