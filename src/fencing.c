@@ -14,6 +14,7 @@
 #include "durability/durable_commit.h"
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
+#include "security/scope_acl.h"
 #include "telemetry/fence_stats.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
@@ -39,6 +40,7 @@ _PG_init(void)
 	durable_commit_init();
 	scope_mark_init();
 	declared_token_init();
+	scope_acl_init();
 	fence_config_init();
 	running_statement_init();
 }

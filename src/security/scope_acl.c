@@ -20,6 +20,15 @@
  * latest term fails with ZF003, whatever the table's stale-write policy
  * (raised by the caller, which knows the table written).
  *
+ * A raise is authorized for two roles: the current user, who runs the write,
+ * and the role that offered the token (scope_acl_set_offerer(): the role
+ * that declared it with fencing.use_token(), or the current user for a
+ * token in the row's column).  They differ when a write runs as another
+ * role than the one whose token it carries: a foreign key's cascade runs as
+ * the referencing table's owner (a superuser, maybe), a SECURITY DEFINER
+ * function as its owner.  Either role's write privilege alone would let the
+ * other borrow it.
+ *
  * Nothing here runs on the hot path: the trigger calls in only to raise a
  * mark.  Reads run as the extension owner (the registry row: a direct index
  * scan) with a fresh snapshot (a grant or
@@ -32,6 +41,7 @@
 #include "marks/scope_rows.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
@@ -47,6 +57,49 @@
 #include "state/direct_row.h"
 
 static const char *const privilege_names[] = {"read", "write", "lead", "owner"};
+
+static const char *role_name(Oid roleid);
+
+/* The role that offered the token of the write being judged; 0: the current user. */
+static Oid	token_offerer = InvalidOid;
+
+Oid
+scope_acl_set_offerer(Oid role)
+{
+	Oid			previous = token_offerer;
+
+	token_offerer = role;
+	return previous;
+}
+
+Oid
+scope_acl_offerer(void)
+{
+	return OidIsValid(token_offerer) ? token_offerer : GetUserId();
+}
+
+/* An error leaves no offerer behind for the statements that follow. */
+static void
+offerer_xact_callback(XactEvent event, void *arg)
+{
+	if (fencing_xact_ended(event))
+		token_offerer = InvalidOid;
+}
+
+static void
+offerer_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		token_offerer = InvalidOid;
+}
+
+void
+scope_acl_init(void)
+{
+	RegisterXactCallback(offerer_xact_callback, NULL);
+	RegisterSubXactCallback(offerer_subxact_callback, NULL);
+}
 
 ScopePrivilege
 scope_privilege_from_name(const char *name)
@@ -320,12 +373,45 @@ token_admitted(const char *scope, const ScopeInfo *info, int64 token)
 	return !info->exists || !info->issued || term_issued(scope, token);
 }
 
+/*
+ * The role that offered the token must hold write on the scope too, when it
+ * is not the current user.  A scope the current user is about to create
+ * will be the current user's: the offerer then needs its privileges.
+ */
+static void
+require_offerer(const char *scope, int64 token, const ScopeInfo *info)
+{
+	Oid			user = GetUserId();
+	Oid			offerer = token_offerer;
+	const char *offerer_name;
+	const char *user_name;
+
+	if (!OidIsValid(offerer) || offerer == user || superuser_arg(offerer))
+		return;
+	if (info->exists ? scope_acl_has(scope, info, SCOPE_PRIV_WRITE, offerer) :
+		has_privs_of_role(offerer, user))
+		return;
+	offerer_name = role_name(offerer);
+	user_name = role_name(user);
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for fencing scope \"%s\"", scope),
+			 errdetail("Role \"%s\" declared token " INT64_FORMAT " for a write that runs as role \"%s\" "
+					   "(a foreign key's cascade, a SECURITY DEFINER function); raising the scope's mark "
+					   "needs the \"write\" privilege on scope \"%s\" for both, and role \"%s\" does not have it.",
+					   offerer_name, token, user_name, scope, offerer_name),
+			 errhint("The scope's owner can grant it: SELECT fencing.grant_scope(%s, 'write', %s);",
+					 quote_literal_cstr(scope),
+					 quote_literal_cstr(quote_identifier(offerer_name)))));
+}
+
 bool
 scope_acl_check_raise(const char *scope, int64 token, ScopeInfo *info)
 {
 	if (!scope_acl_installed())
 		return true;
 	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_MAY_CREATE, info);
+	require_offerer(scope, token, info);
 	return token_admitted(scope, info, token);
 }
 
@@ -333,6 +419,8 @@ bool
 scope_acl_admit_raise(const char *scope, int64 token, ScopeInfo *info)
 {
 	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_CREATE_EXTERNAL, info);
+	if (scope_acl_installed())
+		require_offerer(scope, token, info);
 	return token_admitted(scope, info, token);
 }
 

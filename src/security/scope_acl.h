@@ -77,6 +77,21 @@ extern void scope_acl_require_known(const char *scope, ScopePrivilege priv, Oid 
 extern bool scope_acl_check_raise(const char *scope, int64 token, ScopeInfo *info);
 extern bool scope_acl_admit_raise(const char *scope, int64 token, ScopeInfo *info);
 
+/*
+ * The role that offered the token of the write being judged: the role that
+ * declared it (fencing.use_token(), tokens/declared_token.c), or the current
+ * user for a token in the row's column.  The trigger sets it before it
+ * checks a token and puts the previous one back when it returns; an abort
+ * clears it.  A raise then needs the write privilege of the offerer as well
+ * as of the current user (they differ in a foreign key's cascade, which
+ * runs as the referencing table's owner, and in a SECURITY DEFINER
+ * function).  scope_acl_offerer(): the offerer, or the current user when
+ * none is set.  Returns the previous one (InvalidOid: none).
+ */
+extern Oid	scope_acl_set_offerer(Oid role);
+extern Oid	scope_acl_offerer(void);
+extern void scope_acl_init(void);
+
 /* Whether roleid may see the scope's rows (superusers and pg_monitor: every scope). */
 extern bool scope_acl_may_read(const char *scope, Oid roleid);
 

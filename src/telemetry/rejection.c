@@ -22,6 +22,10 @@
  *     are attached to the error (errtable), ZF003 included.
  *   - The counters (telemetry/fence_stats.c) charge each new entry to the
  *     owner of what it counts and bound each role's share.
+ *   - A stale write's DETAIL names the mark only to the role that offered
+ *     the token (security/scope_acl.h) when it may read it: the scope's
+ *     read privilege, or SELECT on the row's token column.  A stranger's
+ *     token in a foreign key's cascade learns no mark it could not read.
  *
  * A rejection is counted and logged before its ereport(ERROR): the counters
  * are not transactional and survive the rolled-back transaction.  ZF004 (no
@@ -32,6 +36,7 @@
 #include "telemetry/rejection.h"
 
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -194,9 +199,48 @@ table_fields(const FenceWrite *w)
 	return w->rel != NULL ? errtable(w->rel) : 0;
 }
 
+/*
+ * Whether the role that offered a stale token may learn the mark that
+ * rejected it: a scope's mark if it may read the scope (as through
+ * fencing.committed_mark()), a row's token if it may select the token
+ * column.  Asked only on the way to an error.
+ */
+static bool
+offerer_may_see(const FenceWrite *w, bool row_mark, AttrNumber token_attnum, Oid offerer)
+{
+	Oid			relid = RelationGetRelid(w->rel);
+
+	if (!row_mark)
+		return w->scope == NULL || !scope_acl_installed() ||
+			scope_acl_may_read(w->scope, offerer);
+	if (pg_class_aclcheck(relid, offerer, ACL_SELECT) == ACLCHECK_OK)
+		return true;
+	return token_attnum > 0 &&
+		pg_attribute_aclcheck(relid, token_attnum, offerer, ACL_SELECT) == ACLCHECK_OK;
+}
+
+static bool reject_stale(const FenceWrite *w, AttrNumber token_attnum, int64 token,
+						 int64 mark, bool row_mark, bool skip);
+
 bool
 fence_reject_stale(const FenceWrite *w, int64 token, int64 mark, bool row_mark, bool skip)
 {
+	return reject_stale(w, 0, token, mark, row_mark, skip);
+}
+
+bool
+fence_reject_stale_row(const FenceWrite *w, AttrNumber token_attnum, int64 token,
+					   int64 row_token, bool skip)
+{
+	return reject_stale(w, token_attnum, token, row_token, true, skip);
+}
+
+static bool
+reject_stale(const FenceWrite *w, AttrNumber token_attnum, int64 token, int64 mark,
+			 bool row_mark, bool skip)
+{
+	Oid			offerer;
+
 	if (skip)
 	{
 		/* counted and logged at fencing.log_skips; the row is left out */
@@ -211,6 +255,18 @@ fence_reject_stale(const FenceWrite *w, int64 token, int64 mark, bool row_mark, 
 				 errdetail("%s: token " INT64_FORMAT " is below the scope's mark " INT64_FORMAT ".",
 						   where(w), token, mark),
 				 errhint("A holder with a newer token has taken over: stop writing.")));
+	offerer = scope_acl_offerer();
+	if (!offerer_may_see(w, row_mark, token_attnum, offerer))
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCING_STALE_TOKEN),
+				 errmsg("stale fencing token for relation \"%s\"",
+						RelationGetRelationName(w->rel)),
+				 errdetail("%s: token " INT64_FORMAT " is below the %s (not shown: role \"%s\", which offered the token, may not read it).",
+						   where(w), token, row_mark ? "row's token" : "scope's mark",
+						   role_name(offerer)),
+				 errhint("A newer term has been issued; the writer holding token " INT64_FORMAT
+						 " is no longer the leader and must stop writing.", token),
+				 errtable(w->rel)));
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_STALE_TOKEN),
 			 errmsg("stale fencing token for relation \"%s\"",
@@ -265,6 +321,29 @@ fence_reject_missing_leaving(const FenceWrite *w, const char *to_scope)
 					   where(w), to_scope, w->scope),
 			 errhint("A row leaves a scope only with that scope's token: call fencing.use_token(%s, token) in this transaction.",
 					 quote_literal_cstr(w->scope)),
+			 errtable(w->rel)));
+	pg_unreachable();
+}
+
+void
+fence_reject_view_default(const FenceWrite *w, const char *token_column, Oid view)
+{
+	const char *declare = w->scope == NULL ? "fencing.use_token(token)" :
+		psprintf("fencing.use_token(%s, token)", quote_literal_cstr(w->scope));
+	char	   *view_name = get_rel_name(view);
+	char	   *view_nsp = get_namespace_name(get_rel_namespace(view));
+
+	Assert(w->rel != NULL);
+	note(FENCE_STAT_MISSING, w, -1, -1, -1);
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_MISSING_TOKEN),
+			 errmsg("missing fencing token for relation \"%s\"",
+					RelationGetRelationName(w->rel)),
+			 errdetail("%s: the statement writes through view \"%s.%s\", whose DEFAULT for column \"%s\" "
+					   "may have supplied the token, and the transaction declared no token.",
+					   where(w), view_nsp ? view_nsp : "?", view_name ? view_name : "?", token_column),
+			 errhint("Drop the view column's DEFAULT (ALTER VIEW ... ALTER COLUMN ... DROP DEFAULT), "
+					 "or call %s in this transaction.", declare),
 			 errtable(w->rel)));
 	pg_unreachable();
 }

@@ -39,10 +39,16 @@ typedef struct FenceWrite
 /*
  * ZF001: token below mark (the scope's, or with row_mark the row's).  With
  * skip (policy "skip") the row is counted and logged as skipped and false
- * is returned; otherwise it raises the error.
+ * is returned; otherwise it raises the error.  Its DETAIL names the mark
+ * only to a role that offered the token (security/scope_acl.h) and may read
+ * it: the scope's read privilege, or SELECT on the row's token column.
  */
 extern bool fence_reject_stale(const FenceWrite *w, int64 token, int64 mark,
 							   bool row_mark, bool skip);
+
+/* The same for a row's token, stored in rel's column token_attnum. */
+extern bool fence_reject_stale_row(const FenceWrite *w, AttrNumber token_attnum,
+								   int64 token, int64 row_token, bool skip);
 
 /* ZF002: no token; token_column NULL when the table takes declared tokens only. */
 pg_noreturn extern void fence_reject_missing(const FenceWrite *w, const char *token_column);
@@ -53,6 +59,13 @@ pg_noreturn extern void fence_reject_missing(const FenceWrite *w, const char *to
  */
 pg_noreturn extern void fence_reject_missing_leaving(const FenceWrite *w,
 										 const char *to_scope);
+
+/*
+ * ZF002: the token column was filled by a DEFAULT of the view written
+ * through (view), not by the statement, and no token was declared.
+ */
+pg_noreturn extern void fence_reject_view_default(const FenceWrite *w, const char *token_column,
+									  Oid view);
 
 /* ZF003: an 'issued' scope's mark would rise to a token never issued for it. */
 pg_noreturn extern void fence_reject_not_issued(const FenceWrite *w, int64 token,

@@ -8,12 +8,19 @@
  * abort (and with a rolled-back savepoint), so they work through poolers in
  * transaction mode and never leak into the next client of a pooled session.
  *
+ * Each declaration keeps the role that made it (the current user at the
+ * call: inside a SECURITY DEFINER function, its owner).  That role offered
+ * the token: a write that carries it raises a mark only if the offering role
+ * holds the scope's write privilege too, whoever runs the write (a foreign
+ * key's cascade runs as the referencing table's owner).
+ *
  *-------------------------------------------------------------------------
  */
 #include "checks/input_checks.h"
 #include "tokens/declared_token.h"
 
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "nodes/pg_list.h"
 #include "utils/hsearch.h"
@@ -26,6 +33,7 @@
 typedef struct Declaration
 {
 	int64		token;
+	Oid			role;			/* who declared it: the role offering the token */
 	SubTransactionId subid;		/* where it was declared */
 } Declaration;
 
@@ -96,6 +104,14 @@ declared_token_init(void)
 bool
 declared_token_lookup(const char *scope, int64 *token)
 {
+	Oid			role;
+
+	return declared_token_lookup_offerer(scope, token, &role);
+}
+
+bool
+declared_token_lookup_offerer(const char *scope, int64 *token, Oid *role)
+{
 	List	   *stack = all_scopes_stack;
 
 	if (scope != NULL && scope_tokens != NULL)
@@ -108,6 +124,7 @@ declared_token_lookup(const char *scope, int64 *token)
 	if (stack == NIL)
 		return false;
 	*token = ((Declaration *) llast(stack))->token;
+	*role = ((Declaration *) llast(stack))->role;
 	return true;
 }
 
@@ -144,11 +161,13 @@ push_declaration(List *stack, int64 token)
 	if (stack != NIL && ((Declaration *) llast(stack))->subid == subid)
 	{
 		((Declaration *) llast(stack))->token = token;
+		((Declaration *) llast(stack))->role = GetUserId();
 		return stack;
 	}
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	decl = palloc(sizeof(Declaration));
 	decl->token = token;
+	decl->role = GetUserId();
 	decl->subid = subid;
 	stack = lappend(stack, decl);
 	MemoryContextSwitchTo(old);

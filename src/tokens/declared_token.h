@@ -18,6 +18,9 @@ extern void declared_token_init(void);
  */
 extern bool declared_token_lookup(const char *scope, int64 *token);
 
+/* The same, with the role that declared it (the role offering the token). */
+extern bool declared_token_lookup_offerer(const char *scope, int64 *token, Oid *role);
+
 /* Whether this transaction declared any token, for any scope. */
 extern bool declared_token_any(void);
 

@@ -12,7 +12,9 @@
  *      declared with fencing.use_token(), else the token column if the
  *      statement assigned it; a column value that disagrees with the
  *      declared token is rejected; with tokens => 'declared' the column is
- *      never read; no token at all is an error;
+ *      never read; no token at all is an error, and so is a column filled
+ *      by a view's DEFAULT; the role that offered the token (declared it,
+ *      or writes the column) must be allowed to raise what it raises;
  *   2. with a scope, it is checked against the scope's mark.  An UPDATE
  *      that moves the row to another scope writes to both: each admits it
  *      with the token the write carries for that scope (leaving_token),
@@ -59,6 +61,7 @@
 
 #include "checks/input_checks.h"
 #include "marks/scope_mark.h"
+#include "security/scope_acl.h"
 #include "security/bypass.h"
 #include "telemetry/rejection.h"
 #include "tokens/declared_token.h"
@@ -80,6 +83,7 @@ static struct
 	const Trigger *trigger;
 	ItemPointerData tid;
 	int64		token;
+	Oid			offerer;		/* the role that offered it */
 } moving_row;
 
 /* "Relation "public.t", scope "s"" or "Relation "public.t" (per-row fencing)" */
@@ -104,7 +108,10 @@ reject_stale(Relation rel, const FenceConfig *cfg, const char *scope,
 {
 	FenceWrite	w = {rel, scope, where_written(rel, cfg, scope)};
 
-	return fence_reject_stale(&w, token, mark, row_mark,
+	if (row_mark)
+		return fence_reject_stale_row(&w, cfg->token_attnum, token, mark,
+									  cfg->on_stale == FENCE_ON_STALE_SKIP);
+	return fence_reject_stale(&w, token, mark, false,
 							  cfg->on_stale == FENCE_ON_STALE_SKIP);
 }
 
@@ -285,36 +292,63 @@ scope_unchanged(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
 }
 
 /*
+ * The view through which st writes whose DEFAULT fills rel's token column
+ * (running_statement.c), or InvalidOid; only a token taken from the column
+ * asks.
+ */
+static Oid
+default_view(Relation rel, const FenceConfig *cfg, const FiringStatement *st)
+{
+	if (cfg->tokens != FENCE_TOKENS_COLUMN)
+		return InvalidOid;
+	return running_statement_view_default(st, rel, cfg->token_column);
+}
+
+/*
  * The token a write carries.  A declared token always wins: a column value
  * may only agree with it (or, in an UPDATE, be the row's own token left in
  * place, as an ORM writing back the row it read does).  Without a
- * declaration, the token column counts if the statement assigned it.
+ * declaration, the token column counts if the statement assigned it, and
+ * not through a view that gives it a DEFAULT (default_view: that view, or
+ * InvalidOid; the rewriter fills the default in before any trigger runs).
+ * Sets the role offering the token (security/scope_acl.h): the role that
+ * declared it, or the current user writing the column.
  */
 static int64
 incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
-			   HeapTuple newtuple, HeapTuple oldtuple, bool column_assigned)
+			   HeapTuple newtuple, HeapTuple oldtuple, bool column_assigned,
+			   Oid default_view)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int64		declared;
 	int64		column;
 	int64		previous;
 	bool		has_column;
+	Oid			declared_by;
 
 	has_column = cfg->tokens == FENCE_TOKENS_COLUMN && column_assigned &&
 		newtuple != NULL && row_token(newtuple, desc, cfg, &column);
 
-	if (declared_token_lookup(scope, &declared))
+	if (declared_token_lookup_offerer(scope, &declared, &declared_by))
 	{
-		if (has_column && column != declared &&
+		if (has_column && column != declared && !OidIsValid(default_view) &&
 			!(oldtuple != NULL && row_token(oldtuple, desc, cfg, &previous) &&
 			  previous == column))
 			reject_conflict(rel, cfg, scope, column, declared);
 		fencing_check_token(declared);
+		(void) scope_acl_set_offerer(declared_by);
 		return declared;
+	}
+	if (has_column && OidIsValid(default_view))
+	{
+		FenceWrite	w = {rel, scope, where_written(rel, cfg, scope)};
+
+		fence_reject_view_default(&w, cfg->token_column, default_view);
 	}
 	if (!has_column)
 		reject_missing(rel, cfg, scope);
 	fencing_check_token(column);
+	(void) scope_acl_set_offerer(GetUserId());
 	return column;
 }
 
@@ -329,12 +363,13 @@ incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
  */
 static int64
 leaving_token(Relation rel, const FenceConfig *cfg, const char *old_scope,
-			  const char *new_scope, HeapTuple newtuple, bool column_assigned)
+			  const char *new_scope, HeapTuple newtuple, bool column_assigned,
+			  Oid *offerer)
 {
 	int64		token;
 	FenceWrite	w;
 
-	if (declared_token_lookup(old_scope, &token))
+	if (declared_token_lookup_offerer(old_scope, &token, offerer))
 	{
 		fencing_check_token(token);
 		return token;
@@ -345,6 +380,7 @@ leaving_token(Relation rel, const FenceConfig *cfg, const char *old_scope,
 		Assert(cfg->tokens == FENCE_TOKENS_COLUMN && column_assigned);
 		if (!row_token(newtuple, RelationGetDescr(rel), cfg, &token))
 			elog(ERROR, "the token of a row moving out of scope \"%s\" is gone", old_scope);
+		*offerer = GetUserId();
 		return token;
 	}
 	w.rel = rel;
@@ -487,6 +523,38 @@ check_row(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
 }
 
 /*
+ * A table fenced per row keeps its marks in the rows: an UPDATE storing a
+ * higher token raises one.  Offered by another role than the one running
+ * the write (a declaration before a foreign key's cascade or a SECURITY
+ * DEFINER function), the offerer needs UPDATE on the token column too, as
+ * a scope's raise needs its write privilege (security/scope_acl.c).
+ */
+static void
+require_row_raise(Relation rel, const FenceConfig *cfg, int64 token)
+{
+	Oid			offerer = scope_acl_offerer();
+	const char *offerer_name;
+
+	if (offerer == GetUserId() ||
+		pg_attribute_aclcheck(RelationGetRelid(rel), cfg->token_attnum, offerer,
+							  ACL_UPDATE) == ACLCHECK_OK)
+		return;
+	offerer_name = GetUserNameFromId(offerer, true);
+	if (offerer_name == NULL)
+		offerer_name = psprintf("%u", offerer);
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to raise the token of a row of relation \"%s\"",
+					RelationGetRelationName(rel)),
+			 errdetail("Role \"%s\" declared token " INT64_FORMAT " for a write that runs as role \"%s\" "
+					   "(a foreign key's cascade, a SECURITY DEFINER function); raising a row's token "
+					   "needs UPDATE on column \"%s\" for both, and role \"%s\" does not have it.",
+					   offerer_name, token, GetUserNameFromId(GetUserId(), true),
+					   cfg->token_column, offerer_name),
+			 errtable(rel)));
+}
+
+/*
  * Every check passed: raise what the write raises.  Without a scope the
  * row's token is the only mark: a raise of it must survive a crash like a
  * scope mark does.
@@ -594,7 +662,8 @@ fence_insert(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 	Relation	rel = trigdata->tg_relation;
 	HeapTuple	newtuple = trigdata->tg_trigtuple;
 	const char *scope = row_scope(rel, newtuple, cfg);
-	int64		token = incoming_token(rel, cfg, scope, newtuple, NULL, true);
+	int64		token = incoming_token(rel, cfg, scope, newtuple, NULL, true,
+									   default_view(rel, cfg, st));
 	ScopeHold  *hold;
 
 	if (!check_scope(rel, cfg, scope, token, &hold))
@@ -629,9 +698,15 @@ fence_inserted(Relation rel, const FenceConfig *cfg, HeapTuple newtuple)
 {
 	const char *scope = row_scope(rel, newtuple, cfg);
 	int64		token;
+	int64		declared;
+	Oid			declared_by;
 
-	if (scope != NULL && row_token(newtuple, RelationGetDescr(rel), cfg, &token))
-		(void) scope_mark_raise_deferred(scope, token, rel);
+	if (scope == NULL || !row_token(newtuple, RelationGetDescr(rel), cfg, &token))
+		return;
+	/* offered as its BEFORE trigger found it: declared, or the current user's column */
+	(void) scope_acl_set_offerer(declared_token_lookup_offerer(scope, &declared, &declared_by) ?
+								 declared_by : GetUserId());
+	(void) scope_mark_raise_deferred(scope, token, rel);
 }
 
 static HeapTuple
@@ -646,6 +721,8 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 	int64		token;			/* for new_scope, and stored in the row */
 	int64		old_token;		/* for old_scope, and the row's own mark */
 	bool		assigned;
+	Oid			new_offerer;	/* the role that offered token */
+	Oid			old_offerer;	/* the role that offered old_token */
 	ScopeHold  *new_hold;
 	ScopeHold  *old_hold = NULL;
 	bool		raises_row;
@@ -654,16 +731,22 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 	assigned = assigns == ASSIGNS_UNKNOWN ?
 		unseen_update_assigns_token(trigdata, cfg, new_scope, st) :
 		assigns == ASSIGNS_YES;
-	token = incoming_token(rel, cfg, new_scope, newtuple, oldtuple, assigned);
+	token = incoming_token(rel, cfg, new_scope, newtuple, oldtuple, assigned,
+						   assigns == ASSIGNS_YES ? default_view(rel, cfg, st) : InvalidOid);
+	new_offerer = scope_acl_offerer();
 	old_token = token;
+	old_offerer = new_offerer;
 
 	/* the same scope (pointers equal) unless the scope column changed */
 	if (old_scope != new_scope && strcmp(old_scope, new_scope) != 0)
 	{
 		/* the row leaves old_scope: that scope admits it with its own token */
-		old_token = leaving_token(rel, cfg, old_scope, new_scope, newtuple, assigned);
+		old_token = leaving_token(rel, cfg, old_scope, new_scope, newtuple, assigned,
+								  &old_offerer);
 		if (!check_scope(rel, cfg, new_scope, token, &new_hold))
 			return NULL;
+		/* each token is judged for the role that offered it */
+		(void) scope_acl_set_offerer(old_offerer);
 		if (!check_leaving_scope(rel, cfg, old_scope, new_scope, old_token, &old_hold))
 			return left_out(new_hold, NULL);
 	}
@@ -671,9 +754,13 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 		return NULL;
 	if (!check_row(rel, cfg, oldtuple, old_scope, old_token, &raises_row))
 		return left_out(new_hold, old_hold);
+	if (raises_row && cfg->scope_kind == FENCE_SCOPE_NONE)
+		require_row_raise(rel, cfg, token);
 
 	/* each scope is raised (if at all) with its own token */
+	(void) scope_acl_set_offerer(new_offerer);
 	confirm(rel, cfg, new_hold, raises_row, token);
+	(void) scope_acl_set_offerer(old_offerer);
 	if (old_hold != NULL)
 		scope_mark_confirm(old_hold, old_token, rel);
 
@@ -682,6 +769,7 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 	moving_row.trigger = trigdata->tg_trigger;
 	moving_row.tid = oldtuple->t_self;
 	moving_row.token = old_token;
+	moving_row.offerer = old_offerer;
 
 	return store_token(rel, cfg, newtuple, token);
 }
@@ -727,10 +815,11 @@ fence_delete(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 	{
 		/* the DELETE half of this row's move to another partition */
 		token = moving_row.token;
+		(void) scope_acl_set_offerer(moving_row.offerer);
 		moving_row.statement = 0;
 	}
 	else
-		token = incoming_token(rel, cfg, scope, NULL, oldtuple, false);
+		token = incoming_token(rel, cfg, scope, NULL, oldtuple, false, InvalidOid);
 
 	if (!check_scope(rel, cfg, scope, token, &hold))
 		return NULL;
@@ -855,13 +944,13 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 
 	if (cfg->scope_kind == FENCE_SCOPE_CONSTANT)
 	{
-		token = incoming_token(rel, cfg, cfg->scope_name, NULL, NULL, false);
+		token = incoming_token(rel, cfg, cfg->scope_name, NULL, NULL, false, InvalidOid);
 		if (!scope_mark_admit(cfg->scope_name, token, &mark, rel, false))
 			(void) reject_stale(rel, &strict, cfg->scope_name, token, mark, false);
 		return;
 	}
 	if (cfg->scope_kind == FENCE_SCOPE_NONE)
-		token = incoming_token(rel, cfg, NULL, NULL, NULL, false);
+		token = incoming_token(rel, cfg, NULL, NULL, NULL, false, InvalidOid);
 	else if (!declared_token_any())
 		reject_missing(rel, cfg, NULL);
 
@@ -882,7 +971,7 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 		qsort(names, n, sizeof(char *), compare_scope_names);
 		for (i = 0; i < n; i++)
 		{
-			token = incoming_token(rel, cfg, names[i], NULL, NULL, false);
+			token = incoming_token(rel, cfg, names[i], NULL, NULL, false, InvalidOid);
 			if (!scope_mark_admit(names[i], token, &mark, rel, true))
 				(void) reject_stale(rel, &strict, names[i], token, mark, false);
 		}
@@ -955,10 +1044,23 @@ protocol_violation(Relation rel, const char *requirement)
 			 errhint("Install the trigger with fencing.protect().")));
 }
 
+static Datum judge(FunctionCallInfo fcinfo);
+
 PG_FUNCTION_INFO_V1(fence_trigger);
 
+/* The offerer set while judging a row is the caller's again afterwards. */
 Datum
 fence_trigger(PG_FUNCTION_ARGS)
+{
+	Oid			caller_offerer = scope_acl_set_offerer(InvalidOid);
+	Datum		result = judge(fcinfo);
+
+	(void) scope_acl_set_offerer(caller_offerer);
+	return result;
+}
+
+static Datum
+judge(FunctionCallInfo fcinfo)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 	TriggerEvent event;

@@ -5,7 +5,7 @@
  *	  being executed, so that the fence trigger knows exactly which statement,
  *	  which of its ModifyTable nodes and, for a MERGE, which action fired it.
  *
- * A row trigger sees one row; three decisions need the statement:
+ * A row trigger sees one row; four decisions need the statement:
  *
  *   - MERGE hands BEFORE UPDATE triggers the union of the columns of all its
  *     UPDATE actions as tg_updatedcols, so "the token column was assigned"
@@ -14,6 +14,8 @@
  *     conflict check, so the row may never be written;
  *   - the DELETE half of a row moving between partitions must be recognised
  *     as part of the UPDATE that moved it, and nothing else.
+ *   - a view written through may give the token column a DEFAULT, which the
+ *     rewriter fills in before any trigger: the value is not the writer's.
  *
  * What guarantees it: the executor gives each ResultRelInfo its own copy of
  * the relation's triggers (InitResultRelInfo), and the trigger manager hands
@@ -42,11 +44,22 @@
  */
 #include "trigger/running_statement.h"
 
+#include "access/relation.h"
 #include "access/xact.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
 #include "executor/executor.h"
 #include "nodes/parsenodes.h"
+#include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
+#if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"
+#endif
+#include "rewrite/rewriteHandler.h"
 #include "tcop/pquery.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 
 #include "marks/scope_mark.h"
 
@@ -444,4 +457,118 @@ running_statement_merge_action(const FiringStatement *st, List **colnos)
 	*colnos = NIL;
 	return CMD_UNKNOWN;
 #endif
+}
+
+/*
+ * Follow column attnum of view viewid down its auto-updatable chain (each
+ * level a plain column of its one base relation) to a table: whether that
+ * is column "column" of one of targets.  Depth-bounded like the rewriter.
+ */
+static bool
+view_column_reaches(Oid viewid, AttrNumber attnum, List *targets, const char *column)
+{
+	for (int depth = 0; depth < 100; depth++)
+	{
+		Relation	view = relation_open(viewid, AccessShareLock);
+		Query	   *query = get_view_query(view);
+		TargetEntry *tle = get_tle_by_resno(query->targetList, attnum);
+		Var		   *var;
+		RangeTblEntry *rte;
+
+		if (tle == NULL || !IsA(tle->expr, Var) ||
+			((Var *) tle->expr)->varlevelsup != 0)
+		{
+			relation_close(view, AccessShareLock);
+			return false;
+		}
+		var = (Var *) tle->expr;
+		rte = rt_fetch(var->varno, query->rtable);
+		relation_close(view, AccessShareLock);
+		if (rte->rtekind != RTE_RELATION || var->varattno <= 0)
+			return false;
+		if (rte->relkind != RELKIND_VIEW)
+		{
+			char	   *name = get_attname(rte->relid, var->varattno, true);
+
+			return name != NULL && strcmp(name, column) == 0 &&
+				list_member_oid(targets, rte->relid);
+		}
+		viewid = rte->relid;
+		attnum = var->varattno;
+	}
+	return false;
+}
+
+/* Whether rte is a view the statement writes through (INSERT or UPDATE). */
+static bool
+written_view(const EState *estate, const RangeTblEntry *rte)
+{
+	AclMode		perms;
+
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_VIEW)
+		return false;
+#if PG_VERSION_NUM >= 160000
+	if (rte->perminfoindex == 0)
+		return false;
+	perms = getRTEPermissionInfo(estate->es_rteperminfos, (RangeTblEntry *) rte)->requiredPerms;
+#else
+	perms = rte->requiredPerms;
+#endif
+	return (perms & (ACL_INSERT | ACL_UPDATE)) != 0;
+}
+
+static Oid
+find_view_default(const FiringStatement *st, Relation rel, const char *column)
+{
+	EState	   *estate = st->mt->ps.state;
+	List	   *targets = NIL;
+	ListCell   *lc;
+
+	foreach(lc, estate->es_range_table)
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
+		Relation	view;
+		TupleConstr *constr;
+		Oid			found = InvalidOid;
+
+		if (!written_view(estate, rte))
+			continue;
+		view = relation_open(rte->relid, AccessShareLock);
+		constr = RelationGetDescr(view)->constr;
+		if (constr != NULL && constr->num_defval > 0)
+		{
+			/* the relation written and, for a partition, its ancestors */
+			if (targets == NIL)
+				targets = lcons_oid(RelationGetRelid(rel),
+									rel->rd_rel->relispartition ?
+									get_partition_ancestors(RelationGetRelid(rel)) : NIL);
+			for (int i = 0; i < constr->num_defval && !OidIsValid(found); i++)
+			{
+				if (view_column_reaches(rte->relid, constr->defval[i].adnum, targets, column))
+					found = rte->relid;
+			}
+		}
+		relation_close(view, AccessShareLock);
+		if (OidIsValid(found))
+			return found;
+	}
+	return InvalidOid;
+}
+
+Oid
+running_statement_view_default(const FiringStatement *st, Relation rel, const char *column)
+{
+	static uint64 answered_id = 0;
+	static Oid	answered_relid = InvalidOid;
+	static Oid	answer = InvalidOid;
+
+	if (st->by != FIRED_BY_PLAN ||
+		(st->operation != CMD_INSERT && st->operation != CMD_UPDATE))
+		return InvalidOid;
+	if (answered_id == st->id && answered_relid == RelationGetRelid(rel))
+		return answer;
+	answer = find_view_default(st, rel, column);
+	answered_id = st->id;
+	answered_relid = RelationGetRelid(rel);
+	return answer;
 }
