@@ -362,6 +362,35 @@ COMMIT;
 SELECT id, v, tok FROM vt ORDER BY id;
 RESET ROLE;
 
+-- the token column is the foreign key: a cascade copies the parent's value
+-- into it, written by the role that updated the parent (no declaration)
+SET ROLE regress_offerer_owner;
+CREATE TABLE ptok (tok bigint PRIMARY KEY);
+CREATE TABLE ctok (id int PRIMARY KEY, v text,
+                   tok bigint REFERENCES ptok ON UPDATE CASCADE);
+CREATE TABLE ctok_row (id int PRIMARY KEY, v text,
+                       tok bigint REFERENCES ptok ON UPDATE CASCADE);
+SELECT fencing.protect('ctok', 'tok', scope => 'regress-offerer-e1');
+SELECT fencing.protect('ctok_row', 'tok');
+INSERT INTO ptok VALUES (70), (11);
+INSERT INTO ctok VALUES (1, 'x', 70);
+INSERT INTO ctok_row VALUES (1, 'x', 11);
+GRANT SELECT, UPDATE ON ptok TO regress_offerer_mallory, regress_offerer_writer;
+RESET ROLE;
+SET ROLE regress_offerer_mallory;
+-- no write on the scope: the cascade's raise is refused
+UPDATE ptok SET tok = 9223372036854775000 WHERE tok = 70;
+-- a per-row table: no UPDATE on the child's token column
+UPDATE ptok SET tok = 9000000000000000000 WHERE tok = 11;
+RESET ROLE;
+SELECT public.regress_offerer_mark('regress-offerer-e1') AS e1_mark;
+SELECT tok FROM ctok_row;
+-- a role with write on the scope raises it through the cascade
+SET ROLE regress_offerer_writer;
+UPDATE ptok SET tok = 80 WHERE tok = 70;
+RESET ROLE;
+SELECT public.regress_offerer_mark('regress-offerer-e1') AS e1_mark;
+
 -- clean up
 DROP SCHEMA regress_offerer CASCADE;
 DROP FUNCTION public.regress_offerer_mark(text);

@@ -396,7 +396,7 @@ require_offerer(const char *scope, int64 token, const ScopeInfo *info)
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("permission denied for fencing scope \"%s\"", scope),
-			 errdetail("Role \"%s\" declared token " INT64_FORMAT " for a write that runs as role \"%s\" "
+			 errdetail("Role \"%s\" offered token " INT64_FORMAT " for a write that runs as role \"%s\" "
 					   "(a foreign key's cascade, a SECURITY DEFINER function); raising the scope's mark "
 					   "needs the \"write\" privilege on scope \"%s\" for both, and role \"%s\" does not have it.",
 					   offerer_name, token, user_name, scope, offerer_name),

@@ -305,6 +305,26 @@ default_view(Relation rel, const FenceConfig *cfg, const FiringStatement *st)
 }
 
 /*
+ * The role a token in the row's column comes from: the current user, who
+ * wrote the value, but not inside a foreign key's cascade, which runs as
+ * the referencing table's owner (SECURITY_NOFORCE_RLS marks it): the value
+ * comes from the referenced row, which the role outside wrote, so a raise
+ * needs that role's privilege as well.  (A SECURITY DEFINER function's
+ * owner wrote what the function writes: it is the current user.)
+ */
+static Oid
+column_offerer(void)
+{
+	Oid			user;
+	int			sec_context;
+
+	GetUserIdAndSecContext(&user, &sec_context);
+	if (sec_context & SECURITY_NOFORCE_RLS)
+		return GetOuterUserId();
+	return user;
+}
+
+/*
  * The token a write carries.  A declared token always wins: a column value
  * may only agree with it (or, in an UPDATE, be the row's own token left in
  * place, as an ORM writing back the row it read does).  Without a
@@ -348,7 +368,7 @@ incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 	if (!has_column)
 		reject_missing(rel, cfg, scope);
 	fencing_check_token(column);
-	(void) scope_acl_set_offerer(GetUserId());
+	(void) scope_acl_set_offerer(column_offerer());
 	return column;
 }
 
@@ -380,7 +400,7 @@ leaving_token(Relation rel, const FenceConfig *cfg, const char *old_scope,
 		Assert(cfg->tokens == FENCE_TOKENS_COLUMN && column_assigned);
 		if (!row_token(newtuple, RelationGetDescr(rel), cfg, &token))
 			elog(ERROR, "the token of a row moving out of scope \"%s\" is gone", old_scope);
-		*offerer = GetUserId();
+		*offerer = column_offerer();
 		return token;
 	}
 	w.rel = rel;
@@ -546,7 +566,7 @@ require_row_raise(Relation rel, const FenceConfig *cfg, int64 token)
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("permission denied to raise the token of a row of relation \"%s\"",
 					RelationGetRelationName(rel)),
-			 errdetail("Role \"%s\" declared token " INT64_FORMAT " for a write that runs as role \"%s\" "
+			 errdetail("Role \"%s\" offered token " INT64_FORMAT " for a write that runs as role \"%s\" "
 					   "(a foreign key's cascade, a SECURITY DEFINER function); raising a row's token "
 					   "needs UPDATE on column \"%s\" for both, and role \"%s\" does not have it.",
 					   offerer_name, token, GetUserNameFromId(GetUserId(), true),
@@ -705,7 +725,7 @@ fence_inserted(Relation rel, const FenceConfig *cfg, HeapTuple newtuple)
 		return;
 	/* offered as its BEFORE trigger found it: declared, or the current user's column */
 	(void) scope_acl_set_offerer(declared_token_lookup_offerer(scope, &declared, &declared_by) ?
-								 declared_by : GetUserId());
+								 declared_by : column_offerer());
 	(void) scope_mark_raise_deferred(scope, token, rel);
 }
 
