@@ -14,24 +14,12 @@
 
 #include "postgres.h"
 
+#include "compat.h"
+
 #include "access/xact.h"
 #include "fmgr.h"
 #include "utils/elog.h"
 #include "utils/hsearch.h"
-
-/* Server API differences across the versions we build for (13-18). */
-#if PG_VERSION_NUM < 140000
-#define HASH_STRINGS 0			/* before 14, string keys were the default */
-#endif
-#if PG_VERSION_NUM >= 170000
-#define FENCING_MY_LXID (MyProc->vxid.lxid)
-#else
-#define FENCING_MY_LXID (MyProc->lxid)
-#endif
-#ifndef pg_noreturn
-/* 18 has pg_noreturn, before the declaration; older servers the attribute */
-#define pg_noreturn pg_attribute_noreturn()
-#endif
 
 /* Schema that holds every object of the extension. */
 #define FENCING_SCHEMA			"fencing"

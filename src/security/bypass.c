@@ -35,7 +35,7 @@ static LocalTransactionId bypass_lxid = InvalidLocalTransactionId;
 static bool
 bypass_check(bool *newval, void **extra, GucSource source)
 {
-	BypassExtra *e = malloc(sizeof(BypassExtra));	/* GUC frees it with free() */
+	BypassExtra *e = fencing_guc_extra_alloc(sizeof(BypassExtra));
 
 	if (e == NULL)
 		return false;
