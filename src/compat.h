@@ -57,4 +57,34 @@
 #define fencing_guc_extra_alloc(size) malloc(size)
 #endif
 
+/*
+ * ExecutorRun_hook lost its execute_once parameter in 18: a hook is
+ * declared with FENCING_EXECUTORRUN_PARAMS and passes
+ * FENCING_EXECUTORRUN_ARGS on (to the previous hook or the standard one).
+ */
+#if PG_VERSION_NUM >= 180000
+#define FENCING_EXECUTORRUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define FENCING_EXECUTORRUN_ARGS queryDesc, direction, count
+#else
+#define FENCING_EXECUTORRUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count, bool execute_once
+#define FENCING_EXECUTORRUN_ARGS queryDesc, direction, count, execute_once
+#endif
+
+/*
+ * heap_update() reports which indexes need new entries from 16 on (an
+ * extra out parameter); the extension inserts its index entries itself
+ * and does not need it.
+ */
+#if PG_VERSION_NUM >= 160000
+#define fencing_heap_update(rel, otid, newtup, cid, crosscheck, wait, tmfd, lockmode) \
+	({ TU_UpdateIndexes update_indexes_; \
+	   heap_update((rel), (otid), (newtup), (cid), (crosscheck), (wait), (tmfd), (lockmode), \
+				   &update_indexes_); })
+#else
+#define fencing_heap_update(rel, otid, newtup, cid, crosscheck, wait, tmfd, lockmode) \
+	heap_update((rel), (otid), (newtup), (cid), (crosscheck), (wait), (tmfd), (lockmode))
+#endif
+
 #endif							/* FENCING_COMPAT_H */
