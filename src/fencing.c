@@ -31,11 +31,7 @@ _PG_init(void)
 	/* settings before the prefix is reserved, which drops placeholders */
 	fence_stats_init();
 
-#if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("fencing");
-#else
-	EmitWarningsOnPlaceholders("fencing");
-#endif
 
 	durable_commit_init();
 	scope_mark_init();

@@ -7,6 +7,9 @@
  * sequence (the clock), the per-scope marks and the history of issued terms.
  * Each module has its own header; this one holds what all of them use.
  *
+ * Tested on PostgreSQL 15, 17 and 18 (test/matrix); the differences between
+ * their server APIs are in compat.h.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef FENCING_H
@@ -14,24 +17,12 @@
 
 #include "postgres.h"
 
+#include "compat.h"
+
 #include "access/xact.h"
 #include "fmgr.h"
 #include "utils/elog.h"
 #include "utils/hsearch.h"
-
-/* Server API differences across the versions we build for (13-18). */
-#if PG_VERSION_NUM < 140000
-#define HASH_STRINGS 0			/* before 14, string keys were the default */
-#endif
-#if PG_VERSION_NUM >= 170000
-#define FENCING_MY_LXID (MyProc->vxid.lxid)
-#else
-#define FENCING_MY_LXID (MyProc->lxid)
-#endif
-#ifndef pg_noreturn
-/* 18 has pg_noreturn, before the declaration; older servers the attribute */
-#define pg_noreturn pg_attribute_noreturn()
-#endif
 
 /* Schema that holds every object of the extension. */
 #define FENCING_SCHEMA			"fencing"

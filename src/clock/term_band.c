@@ -24,9 +24,7 @@
 
 #include "access/htup_details.h"
 #include "access/xlog.h"
-#if PG_VERSION_NUM >= 150000
 #include "access/xlogrecovery.h"
-#endif
 #include "funcapi.h"
 #include "miscadmin.h"
 
@@ -43,12 +41,7 @@ term_band_timeline(void)
 		(void) GetXLogReplayRecPtr(&tli);
 		return (int64) tli;
 	}
-#if PG_VERSION_NUM >= 150000
 	tli = GetWALInsertionTimeLine();
-#else
-	/* RecoveryInProgress() returning false has set it for this backend */
-	tli = ThisTimeLineID;
-#endif
 	return (int64) tli;
 }
 

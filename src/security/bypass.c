@@ -48,7 +48,7 @@ static bool bypass_defining = false;
 static bool
 bypass_check(bool *newval, void **extra, GucSource source)
 {
-	BypassExtra *e = malloc(sizeof(BypassExtra));	/* GUC frees it with free() */
+	BypassExtra *e = fencing_guc_extra_alloc(sizeof(BypassExtra));
 
 	if (e == NULL)
 		return false;

@@ -130,15 +130,8 @@ update_row(Relation rel, HeapTuple oldtup, HeapTuple newtup)
 	LockTupleMode lockmode;
 
 	/* waits for a transaction that updates or locks the row meanwhile */
-#if PG_VERSION_NUM >= 160000
-	TU_UpdateIndexes update_indexes;
-
-	result = heap_update(rel, &oldtup->t_self, newtup, GetCurrentCommandId(true),
-						 InvalidSnapshot, true, &tmfd, &lockmode, &update_indexes);
-#else
-	result = heap_update(rel, &oldtup->t_self, newtup, GetCurrentCommandId(true),
-						 InvalidSnapshot, true, &tmfd, &lockmode);
-#endif
+	result = fencing_heap_update(rel, &oldtup->t_self, newtup, GetCurrentCommandId(true),
+								 InvalidSnapshot, true, &tmfd, &lockmode);
 	if (result == TM_Updated || result == TM_Deleted)
 		return false;
 	if (result != TM_Ok)

@@ -42,6 +42,6 @@ extern void direct_row_change(Relation rel, Oid indexoid, const char *key, HeapT
 							  int ncols, int *cols, Datum *values, bool *nulls);
 
 /* The row of fencing scope key was deleted under the caller: 40001. */
-extern void direct_row_report_deleted(Relation rel, const char *key) pg_attribute_noreturn();
+pg_noreturn extern void direct_row_report_deleted(Relation rel, const char *key);
 
 #endif							/* DIRECT_ROW_H */

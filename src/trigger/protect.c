@@ -452,6 +452,8 @@ protect_new_partitions(PG_FUNCTION_ARGS)
 	int			added = 0;
 
 	require_table_owner(PG_GETARG_OID(0));
+	/* find_all_inheritors() locks the children only: the root first */
+	LockRelationOid(PG_GETARG_OID(0), ShareRowExclusiveLock);
 	tree = find_all_inheritors(PG_GETARG_OID(0), ShareRowExclusiveLock, NULL);
 
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -112,31 +112,18 @@ push_frame(RunningStatement *frame, QueryDesc *queryDesc)
 	innermost = frame;
 }
 
-#if PG_VERSION_NUM >= 180000
 static void
-fencing_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
-#else
-static void
-fencing_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
-					uint64 count, bool execute_once)
-#endif
+fencing_ExecutorRun(FENCING_EXECUTORRUN_PARAMS)
 {
 	RunningStatement frame;
 
 	push_frame(&frame, queryDesc);
 	PG_TRY();
 	{
-#if PG_VERSION_NUM >= 180000
 		if (prev_ExecutorRun)
-			prev_ExecutorRun(queryDesc, direction, count);
+			prev_ExecutorRun(FENCING_EXECUTORRUN_ARGS);
 		else
-			standard_ExecutorRun(queryDesc, direction, count);
-#else
-		if (prev_ExecutorRun)
-			prev_ExecutorRun(queryDesc, direction, count, execute_once);
-		else
-			standard_ExecutorRun(queryDesc, direction, count, execute_once);
-#endif
+			standard_ExecutorRun(FENCING_EXECUTORRUN_ARGS);
 	}
 	PG_FINALLY();
 	{
