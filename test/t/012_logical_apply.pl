@@ -75,7 +75,16 @@ is($node->safe_psql('subdb', q{SELECT string_agg(id || v || tok, ',' ORDER BY id
 is($node->safe_psql('subdb', q{SELECT count(*) FROM fencing.scopes}),
 	'0', 'the apply raised no mark on the subscriber');
 
-# a subscription owner that is neither a superuser nor the table's owner
+# a subscription owner that is neither a superuser nor the table's owner.
+# From PostgreSQL 16 on the apply itself runs as each table's owner (and a
+# subscription owned by a role that may not become it does not apply at
+# all), so that case cannot arise there: checked on 15 only.
+if ($node->safe_psql('subdb', 'SHOW server_version_num') >= 160000)
+{
+	$node->stop;
+	done_testing();
+	exit 0;
+}
 $node->safe_psql('subdb', q{
 	CREATE ROLE subowner LOGIN SUPERUSER;
 	GRANT SELECT, INSERT, UPDATE, DELETE ON j, jp TO subowner;
