@@ -6,40 +6,49 @@
 # PGXS sets (to "." in tree), so every one of them is expanded after the include.
 EXTENSION = fencing
 MODULE_big = fencing
-OBJS = src/fencing.o \
-       src/checks/input_checks.o \
+# in layer order, bottom to top (src/fencing.h)
+OBJS = src/base/input_checks.o \
+       src/base/scope_tables.o \
        src/state/extension_state.o \
        src/state/direct_row.o \
-       src/leases/lease.o \
-       src/clock/epoch_clock.o \
-       src/clock/term_band.o \
+       src/state/scope_rows.o \
        src/durability/durable_commit.o \
-       src/marks/scope_mark.o \
-       src/marks/failover_fence.o \
-       src/marks/mark_cache.o \
-       src/marks/scope_lock.o \
-       src/marks/scope_rows.o \
        src/security/bypass.o \
        src/security/scope_acl.o \
-       src/security/scope_admin.o \
        src/security/scope_binding.o \
        src/telemetry/fence_stats.o \
        src/telemetry/rejection.o \
+       src/marks/scope_lock.o \
+       src/marks/mark_cache.o \
+       src/marks/scope_mark.o \
+       src/marks/scope_admin.o \
+       src/clock/term_band.o \
+       src/clock/epoch_clock.o \
+       src/clock/failover_fence.o \
        src/tokens/declared_token.o \
+       src/leases/lease.o \
        src/trigger/fence_config.o \
-       src/trigger/fence_trigger.o \
        src/trigger/running_statement.o \
-       src/trigger/protect.o
+       src/trigger/fence_trigger.o \
+       src/trigger/protect.o \
+       src/legacy/older_sql.o \
+       src/end_of_xact.o \
+       src/fencing.o
 # The upgrade scripts, the old versions' install scripts and the current
 # one, which is generated (see the end of this file) but committed.
 DATA = $(sort $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/src/sql/fencing--*.sql)) \
               src/sql/fencing--$(FENCING_VERSION).sql)
 PGFILEDESC = "fencing - fencing tokens enforced by the database"
 
-PG_CPPFLAGS = -I$(srcdir)/src
+# Only the module's interface is exported: _PG_init, the magic block and the
+# SQL-callable functions (PG_FUNCTION_INFO_V1 marks them PGDLLEXPORT); every
+# other symbol is hidden, so nothing of ours collides with another library
+# loaded into the same server.  Servers from 16 on build modules so
+# themselves; for 15, PGDLLEXPORT is given its meaning here.
+PG_CPPFLAGS = -I$(srcdir)/src '-DPGDLLEXPORT=__attribute__((visibility("default")))'
 # PG headers have unused parameters. -Werror only when asked (our tests set
 # FENCING_WERROR=1): a distribution's compiler may warn where ours does not.
-PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter $(if $(FENCING_WERROR),-Werror)
+PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -fvisibility=hidden $(if $(FENCING_WERROR),-Werror)
 
 REGRESS = $(basename $(notdir $(sort $(wildcard $(srcdir)/sql/*.sql))))
 ISOLATION = $(basename $(notdir $(sort $(wildcard $(srcdir)/test/specs/*.spec))))

@@ -2,8 +2,8 @@
  *
  * fencing.c
  *	  Module entry point of the fencing extension: reserves the "fencing."
- *	  settings prefix and initialises each module, nothing else.  The checks
- *	  every module shares live in checks/.
+ *	  settings prefix and initialises each module, nothing else.  The
+ *	  folders under src/ are layers (fencing.h says which).
  *
  *-------------------------------------------------------------------------
  */
@@ -11,18 +11,16 @@
 
 #include "utils/guc.h"
 
-#include "durability/durable_commit.h"
+#include "end_of_xact.h"
 #include "marks/scope_mark.h"
 #include "security/bypass.h"
-#include "security/scope_acl.h"
 #include "telemetry/fence_stats.h"
-#include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
 #include "trigger/running_statement.h"
 
 PG_MODULE_MAGIC;
 
-void		_PG_init(void);
+extern PGDLLEXPORT void _PG_init(void);
 
 void
 _PG_init(void)
@@ -33,10 +31,8 @@ _PG_init(void)
 
 	MarkGUCPrefixReserved("fencing");
 
-	durable_commit_init();
+	end_of_xact_init();
 	scope_mark_init();
-	declared_token_init();
-	scope_acl_init();
 	fence_config_init();
 	running_statement_init();
 }

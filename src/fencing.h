@@ -10,6 +10,25 @@
  * Tested on PostgreSQL 15, 17 and 18 (test/matrix); the differences between
  * their server APIs are in compat.h.
  *
+ * Layers.  The folders under src/ are layers, bottom to top; a file includes
+ * headers of its own folder and of folders below it, never above
+ * (test/check_layers checks it):
+ *	 fencing.h, compat.h  what every file shares
+ *	 base/        argument checks; backend hash tables keyed by scope
+ *	 state/       the extension's own tables: their OIDs, the installed SQL
+ *	              version, direct row reads, the one writer of fencing.scopes
+ *	 durability/  commits that must be durable
+ *	 security/    scope privileges and bindings, the bypass
+ *	 telemetry/   rejections (their errors) and the statistics
+ *	 marks/       scope marks: locks, the mark cache, takeovers, scope admin
+ *	 clock/       the epoch clock, timelines' term bands, failover fencing
+ *	 tokens/      tokens declared by use_token()
+ *	 leases/      leases
+ *	 trigger/     the fence trigger, protect(), the statement it runs in
+ *	 legacy/      what older SQL versions call (legacy/older_sql.c)
+ *	 fencing.c, end_of_xact.c  the module entry and the end-of-transaction
+ *	              dispatcher, on top of everything
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef FENCING_H
@@ -19,7 +38,6 @@
 
 #include "compat.h"
 
-#include "access/xact.h"
 #include "fmgr.h"
 #include "utils/elog.h"
 #include "utils/hsearch.h"
@@ -42,15 +60,13 @@
 #define ERRCODE_FENCING_TOKEN_CONFLICT	MAKE_SQLSTATE('Z','F','0','0','5')
 
 /*
- * Whether a transaction callback's event ends the transaction (commit,
- * abort, prepare, parallel or not): where per-transaction state goes.
+ * Declares a SQL-callable function.  Only these, _PG_init and the magic
+ * block are exported from the library (the Makefile hides everything else);
+ * each is named fencing_<its SQL name>, so that it collides with nothing of
+ * another library loaded into the same server.
  */
-static inline bool
-fencing_xact_ended(XactEvent event)
-{
-	return event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
-		event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
-		event == XACT_EVENT_PREPARE;
-}
+#define FENCING_FUNCTION(name) \
+	extern PGDLLEXPORT Datum name(PG_FUNCTION_ARGS); \
+	PG_FUNCTION_INFO_V1(name)
 
 #endif							/* FENCING_H */

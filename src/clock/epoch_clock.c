@@ -42,11 +42,11 @@
 #include "storage/lock.h"
 #include "utils/builtins.h"
 
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
 #include "clock/epoch_clock.h"
 #include "clock/term_band.h"
 #include "marks/scope_mark.h"
-#include "marks/scope_rows.h"
+#include "state/scope_rows.h"
 #include "security/scope_acl.h"
 #include "state/direct_row.h"
 #include "state/extension_state.h"
@@ -124,7 +124,7 @@ record_term(Relation scopes, const char *scope, HeapTuple row, int64 epoch, cons
 	NameData	issued_by;
 
 	if (RelationGetDescr(terms)->natts != Natts_terms ||
-		RelationGetDescr(scopes)->natts < Natts_scopes_1_1)
+		!fencing_sql_at_least(FENCING_SQL_1_1))
 		elog(ERROR, "fencing.terms or fencing.scopes lacks the columns of the epoch clock");
 
 	/* the caller, also when called from a SECURITY DEFINER function */
@@ -164,23 +164,23 @@ epoch_clock_issue(const char *scope, const char *holder)
 	scope_acl_require_known(scope, SCOPE_PRIV_LEAD, GetUserId(), SCOPE_MISSING_CREATE_ISSUED, &info);
 	/* fixed for a writing transaction: one begun in recovery stays read-only */
 	band_floor = term_band_floor(term_band_timeline());
-	if (scope_acl_installed())
+	if (fencing_sql_at_least(FENCING_SQL_1_2))
 		epoch = clock_next_for_scope(scope, mark, info.epoch, band_floor);
 	else
 		epoch = clock_next_above_legacy(Max(mark, band_floor - 1));
 	record_term(scopes, scope, row, epoch, holder);
 	table_close(scopes, NoLock);
-	fence_count_scope_event(scope, FENCE_STAT_TERMS, &info);	/* telemetry (issue 9) */
+	fence_count_scope_event(scope, FENCE_STAT_TERMS, &info);
 	scope_mark_remember(scope, epoch);
 	fencing_require_durable_commit();
 	return epoch;
 }
 
 /* fence_next_epoch(scope text, holder text DEFAULT NULL) returns bigint */
-PG_FUNCTION_INFO_V1(fence_next_epoch);
+FENCING_FUNCTION(fencing_fence_next_epoch);
 
 Datum
-fence_next_epoch(PG_FUNCTION_ARGS)
+fencing_fence_next_epoch(PG_FUNCTION_ARGS)
 {
 	char	   *scope;
 	char	   *holder;

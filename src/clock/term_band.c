@@ -68,10 +68,10 @@ term_band_limit(int64 tli)
  * whose mark or latest term is at or above term_limit is outside the band,
  * and its terms could be issued again after an asynchronous failover.
  */
-PG_FUNCTION_INFO_V1(clock_timeline);
+FENCING_FUNCTION(fencing_clock_timeline);
 
 Datum
-clock_timeline(PG_FUNCTION_ARGS)
+fencing_clock_timeline(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	Datum		values[3];

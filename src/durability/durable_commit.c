@@ -51,32 +51,17 @@ enforce_durable_commit(void)
 								 GUC_ACTION_LOCAL, true, ERROR, false);
 }
 
-static void
-durable_commit_xact_callback(XactEvent event, void *arg)
+void
+durable_commit_before_commit(void)
 {
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
-			if (durable_requested)
-				enforce_durable_commit();
-			break;
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			durable_requested = false;
-			break;
-		default:
-			break;
-	}
+	if (durable_requested)
+		enforce_durable_commit();
 }
 
 void
-durable_commit_init(void)
+durable_commit_at_xact_end(void)
 {
-	RegisterXactCallback(durable_commit_xact_callback, NULL);
+	durable_requested = false;
 }
 
 void

@@ -11,7 +11,9 @@
 
 #include "fencing.h"
 
-extern void durable_commit_init(void);
+/* Called by end_of_xact.c, in its order. */
+extern void durable_commit_before_commit(void);
+extern void durable_commit_at_xact_end(void);
 
 /*
  * Make the current transaction's commit durable, whatever the session set:

@@ -42,7 +42,7 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
 #include "clock/epoch_clock.h"
 #include "marks/scope_lock.h"
 #include "marks/scope_mark.h"
@@ -360,10 +360,10 @@ result_row(FunctionCallInfo fcinfo, Datum *values, bool *nulls)
  * Live and holder's own: the same term, the lease extended.  Live and
  * someone else's: nothing, and who holds it until when.
  */
-PG_FUNCTION_INFO_V1(acquire_lease);
+FENCING_FUNCTION(fencing_acquire_lease);
 
 Datum
-acquire_lease(PG_FUNCTION_ARGS)
+fencing_acquire_lease(PG_FUNCTION_ARGS)
 {
 	char	   *scope;
 	char	   *holder;
@@ -432,7 +432,7 @@ acquire_lease(PG_FUNCTION_ARGS)
 		else
 			direct_row_insert(rel, heap_form_tuple(RelationGetDescr(rel), row, row_nulls));
 
-		/* telemetry (issue 9): taking over an unreleased lease is an expiry */
+		/* counted: taking over an unreleased lease is an expiry */
 		fence_count_scope_event(scope, FENCE_STAT_LEASE_GRANTS, NULL);
 		if (lease.holder[0] != '\0' && !lease.released)
 			fence_count_scope_event(scope, FENCE_STAT_LEASE_EXPIRIES, NULL);
@@ -452,10 +452,10 @@ acquire_lease(PG_FUNCTION_ARGS)
  * Extends the live lease of this holder and term; anything else changes
  * nothing, and says who holds the lease now (NULL when nobody does).
  */
-PG_FUNCTION_INFO_V1(renew_lease);
+FENCING_FUNCTION(fencing_renew_lease);
 
 Datum
-renew_lease(PG_FUNCTION_ARGS)
+fencing_renew_lease(PG_FUNCTION_ARGS)
 {
 	char	   *scope;
 	char	   *holder;
@@ -488,7 +488,7 @@ renew_lease(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		fence_count_scope_event(scope, FENCE_STAT_RENEWALS_REFUSED, NULL);	/* telemetry (issue 9) */
+		fence_count_scope_event(scope, FENCE_STAT_RENEWALS_REFUSED, NULL);
 		values[0] = BoolGetDatum(false);
 		nulls[1] = true;
 		if (lease_live(scope, &lease, now))
@@ -510,10 +510,10 @@ renew_lease(PG_FUNCTION_ARGS)
  * Ends the live lease of this holder and term at once, so the next acquire
  * gets a new term; anything else changes nothing and returns false.
  */
-PG_FUNCTION_INFO_V1(release_lease);
+FENCING_FUNCTION(fencing_release_lease);
 
 Datum
-release_lease(PG_FUNCTION_ARGS)
+fencing_release_lease(PG_FUNCTION_ARGS)
 {
 	char	   *scope;
 	char	   *holder;

@@ -39,7 +39,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
 #include "marks/mark_cache.h"
 
 #include "access/htup_details.h"
@@ -67,56 +67,11 @@ static HTAB *marks = NULL;
 #define MARK_CACHE_MAX	10000
 
 /*
- * A transaction that changes more scopes than this sends one message for
- * the whole table instead of one per scope (bounded sinval traffic).
- */
-#define MARK_INVAL_MAX	64
-
-/* Scopes this transaction sent a message for; -1 once it sent the table's. */
-static int	inval_sent = 0;
-
-/*
  * Bumped by every message that may concern the scope being read; a read
  * that saw it move caches nothing.
  */
 static uint64 inval_counter = 0;
 static Oid	reading_id = InvalidOid;
-
-Oid
-mark_cache_inval_id(const char *scope)
-{
-	uint32		h = hash_bytes((const unsigned char *) scope, (int) strlen(scope));
-
-	return (Oid) (FirstNormalObjectId + h % ((uint32) PG_UINT32_MAX - FirstNormalObjectId));
-}
-
-void
-scope_table_drop(HTAB **table)
-{
-	if (*table != NULL)
-	{
-		hash_destroy(*table);
-		*table = NULL;
-	}
-}
-
-void *
-scope_table_enter(HTAB **table, const char *name, Size entrysize,
-				  MemoryContext cxt, long max, Oid key)
-{
-	if (*table != NULL && hash_get_num_entries(*table) >= max)
-		scope_table_drop(table);
-	if (*table == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = entrysize;
-		ctl.hcxt = cxt;
-		*table = hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	return hash_search(*table, &key, HASH_ENTER, NULL);
-}
 
 static void
 drop_marks(void)
@@ -142,12 +97,9 @@ mark_cache_relcache_callback(Datum arg, Oid relid)
 		(void) hash_search(marks, &relid, HASH_REMOVE, NULL);
 }
 
-static void
-mark_cache_xact_callback(XactEvent event, void *arg)
+void
+mark_cache_at_xact_end(void)
 {
-	if (!fencing_xact_ended(event))
-		return;
-	inval_sent = 0;
 	reading_id = InvalidOid;
 }
 
@@ -155,7 +107,6 @@ void
 mark_cache_init(void)
 {
 	CacheRegisterRelcacheCallback(mark_cache_relcache_callback, (Datum) 0);
-	RegisterXactCallback(mark_cache_xact_callback, NULL);
 }
 
 void
@@ -208,57 +159,9 @@ mark_cache_forget(const char *scope)
 {
 	if (marks != NULL)
 	{
-		Oid			id = mark_cache_inval_id(scope);
+		Oid			id = scope_inval_id(scope);
 
 		(void) hash_search(marks, &id, HASH_REMOVE, NULL);
 	}
 }
 
-/* Register a relcache invalidation of "relid", which need not be a relation. */
-static void
-invalidate_relid(Oid relid)
-{
-	/* a pg_class tuple as CacheInvalidateRelcacheByTuple reads it: oid, relisshared */
-	union
-	{
-		HeapTupleHeaderData hdr;
-		char		data[MAXALIGN(SizeofHeapTupleHeader) + sizeof(FormData_pg_class)];
-	}			buf;
-	HeapTupleData tuple;
-	Form_pg_class classform;
-
-	memset(&buf, 0, sizeof(buf));
-	buf.hdr.t_hoff = MAXALIGN(SizeofHeapTupleHeader);
-	tuple.t_data = &buf.hdr;
-	tuple.t_len = sizeof(buf);
-	ItemPointerSetInvalid(&tuple.t_self);
-	tuple.t_tableOid = RelationRelationId;
-	classform = (Form_pg_class) GETSTRUCT(&tuple);
-	classform->oid = relid;
-	classform->relisshared = false;
-	CacheInvalidateRelcacheByTuple(&tuple);
-}
-
-void
-mark_cache_invalidate_scope(const char *scope)
-{
-	if (inval_sent >= 0 && inval_sent < MARK_INVAL_MAX)
-	{
-		invalidate_relid(mark_cache_inval_id(scope));
-		inval_sent++;
-		return;
-	}
-	/*
-	 * Too many: the whole table, registered again each time (a duplicate is
-	 * not added twice), so that it stays registered in whatever
-	 * subtransaction survives.
-	 */
-	inval_sent = -1;
-	invalidate_relid(fencing_scopes_relid());
-}
-
-void
-mark_cache_invalidate_all(void)
-{
-	invalidate_relid(fencing_scopes_relid());
-}

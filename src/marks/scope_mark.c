@@ -27,7 +27,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
+#include "base/scope_tables.h"
 #include "marks/scope_mark.h"
 
 #include "access/relation.h"
@@ -51,7 +52,7 @@
 #include "durability/durable_commit.h"
 #include "marks/mark_cache.h"
 #include "marks/scope_lock.h"
-#include "marks/scope_rows.h"
+#include "state/scope_rows.h"
 #include "security/scope_acl.h"
 #include "security/scope_binding.h"
 #include "state/direct_row.h"
@@ -69,7 +70,7 @@ struct ScopeHold
 	/* kept across transactions */
 	ScopeKey	lock_key;		/* what the scope was last read to be locked by;
 								 * id 0: not known */
-	Oid			cache_id;		/* mark_cache_inval_id(), derived once */
+	Oid			cache_id;		/* scope_inval_id(), derived once */
 	bool		confirmed;		/* a write was admitted under the lock */
 	const void *deferred_by;	/* the statement whose raise is deferred, or NULL */
 	/* what a subtransaction abort takes back (see scope_mark_subxact_callback) */
@@ -129,11 +130,10 @@ forget_held_scopes(void)
 	}
 }
 
-static void
-scope_mark_xact_callback(XactEvent event, void *arg)
+/* The transaction ended: its scopes, locks and deferred raises are gone. */
+void
+scope_mark_at_xact_end(void)
 {
-	if (!fencing_xact_ended(event))
-		return;
 	forget_held_scopes();
 	scope_lock_forget();
 	changed_marks = false;
@@ -152,15 +152,14 @@ scope_mark_xact_callback(XactEvent event, void *arg)
  * parent.  A commit hands everything to the parent, whose own abort then
  * takes it back by the same rule: nothing to do.
  */
-static void
-scope_mark_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-							SubTransactionId parentSubid, void *arg)
+void
+scope_mark_at_subxact_abort(SubTransactionId mySubid)
 {
 	HASH_SEQ_STATUS status;
 	ScopeHold  *entry;
 	int			released = 0;
 
-	if (event != SUBXACT_EVENT_ABORT_SUB || held_now == 0)
+	if (held_now == 0)
 		return;
 	hash_seq_init(&status, held_scopes);
 	while ((entry = hash_seq_search(&status)) != NULL)
@@ -223,8 +222,6 @@ scope_mark_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 void
 scope_mark_init(void)
 {
-	RegisterXactCallback(scope_mark_xact_callback, NULL);
-	RegisterSubXactCallback(scope_mark_subxact_callback, NULL);
 	mark_cache_init();
 }
 
@@ -241,7 +238,7 @@ held_scope_entry(const char *scope)
 	if (!found)
 	{
 		entry->lock_key.id = 0;
-		entry->cache_id = mark_cache_inval_id(scope);
+		entry->cache_id = scope_inval_id(scope);
 	}
 	if (!found || entry->generation != held_generation)
 	{
@@ -359,13 +356,13 @@ read_mark_table(const char *scope, HeapTuple *row, ScopeKey *key)
 		/* before 1.4's SQL the registry has no ids: the name's hash stands in */
 		d = (Datum) 0;
 		isnull = true;
-		if (desc->natts >= Anum_scopes_id)
+		if (fencing_sql_at_least(FENCING_SQL_1_4))
 			d = heap_getattr(tuple, Anum_scopes_id, desc, &isnull);
 		key->legacy = isnull;
 		key->id = isnull ? scope_lock_legacy_id(scope) : DatumGetInt64(d);
 		if (key->id == 0)
 			key->id = 1;		/* 0 says "no such scope" */
-		if (desc->natts >= Anum_scopes_owner)
+		if (fencing_sql_at_least(FENCING_SQL_1_2))
 		{
 			d = heap_getattr(tuple, Anum_scopes_owner, desc, &isnull);
 			key->owner = isnull ? InvalidOid : DatumGetObjectId(d);
@@ -643,7 +640,7 @@ raise_admitted(ScopeHold *entry, int64 token, Relation rel)
 	ScopeInfo	info;
 
 	entry->confirmed = true;
-	/* scope security (issue 7): write privilege, 'issued' tokens; creates */
+	/* rights: write privilege, 'issued' tokens; creates */
 	if (!scope_acl_admit_raise(entry->scope, token, &info))
 	{
 		FenceWrite	w = {rel, entry->scope, NULL};
@@ -887,10 +884,10 @@ scope_mark_store(const char *scope, int64 mark)
  * queue behind the scope's writers.  It waits for in-flight writers of the
  * scope like any raise.
  */
-PG_FUNCTION_INFO_V1(reset_mark);
+FENCING_FUNCTION(fencing_reset_mark);
 
 Datum
-reset_mark(PG_FUNCTION_ARGS)
+fencing_reset_mark(PG_FUNCTION_ARGS)
 {
 	ScopeInfo	info;
 	char	   *scope;
@@ -910,7 +907,7 @@ reset_mark(PG_FUNCTION_ARGS)
 				 errmsg("mark must not be negative"),
 				 errdetail("Scope \"%s\", mark " INT64_FORMAT ".", scope, new_mark)));
 
-	/* scope security (issue 7): the owner; a new scope is the caller's */
+	/* rights: the owner; a new scope is the caller's */
 	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
 	old_mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_CREATE_EXTERNAL, SCOPE_PRIV_OWNER, NULL);
 	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_CREATE_EXTERNAL, &info);
@@ -940,10 +937,10 @@ reset_mark(PG_FUNCTION_ARGS)
  * mark, NULL for a new scope.  Its rejections name no table, and count
  * under the scope (the caller holds the write privilege on it).
  */
-PG_FUNCTION_INFO_V1(takeover);
+FENCING_FUNCTION(fencing_takeover);
 
 Datum
-takeover(PG_FUNCTION_ARGS)
+fencing_takeover(PG_FUNCTION_ARGS)
 {
 	ScopeInfo	info;
 	ScopeHold  *hold;
@@ -960,7 +957,7 @@ takeover(PG_FUNCTION_ARGS)
 	fencing_check_scope_name(scope);
 	fencing_check_token(token);
 
-	/* scope security (issue 7): write, also when nothing is raised */
+	/* rights: write, also when nothing is raised */
 	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
 	if (!scope_mark_check(scope, token, &mark, &hold, NULL, false))
 	{
@@ -981,10 +978,10 @@ takeover(PG_FUNCTION_ARGS)
  * an unknown scope or one the caller may not read.  For the lease functions,
  * which judge a lease fenced when the mark is above its term.
  */
-PG_FUNCTION_INFO_V1(committed_mark);
+FENCING_FUNCTION(fencing_committed_mark);
 
 Datum
-committed_mark(PG_FUNCTION_ARGS)
+fencing_committed_mark(PG_FUNCTION_ARGS)
 {
 	char	   *scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	Oid			roleid = GetUserId();
@@ -1005,10 +1002,10 @@ committed_mark(PG_FUNCTION_ARGS)
  * fencing.raise_pending(): the WHEN condition of the AFTER INSERT trigger,
  * so that it is queued only in transactions that deferred a raise.
  */
-PG_FUNCTION_INFO_V1(raise_pending);
+FENCING_FUNCTION(fencing_raise_pending);
 
 Datum
-raise_pending(PG_FUNCTION_ARGS)
+fencing_raise_pending(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BOOL(raise_deferred);
 }
@@ -1025,7 +1022,7 @@ raise_pending(PG_FUNCTION_ARGS)
  * (TRUNCATE, and 1.1's statement trigger until the update to 1.2), every
  * scope.  This transaction caches nothing until it ends.
  */
-PG_FUNCTION_INFO_V1(forget_cached_marks);
+FENCING_FUNCTION(fencing_forget_cached_marks);
 
 static void
 forget_row_scope(TriggerData *trigdata, HeapTuple tuple)
@@ -1036,11 +1033,11 @@ forget_row_scope(TriggerData *trigdata, HeapTuple tuple)
 
 	if (isnull)
 		return;
-	mark_cache_invalidate_scope(TextDatumGetCString(d));
+	scope_rows_invalidate(TextDatumGetCString(d));
 }
 
 Datum
-forget_cached_marks(PG_FUNCTION_ARGS)
+fencing_forget_cached_marks(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 
@@ -1051,7 +1048,7 @@ forget_cached_marks(PG_FUNCTION_ARGS)
 	changed_marks = true;
 	if (!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
 	{
-		mark_cache_invalidate_all();
+		scope_rows_invalidate_all();
 		return PointerGetDatum(NULL);
 	}
 	if (!TRIGGER_FIRED_AFTER(trigdata->tg_event))

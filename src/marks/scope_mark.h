@@ -21,6 +21,9 @@
 #define SCOPE_MARK_NONE		((int64) -1)
 
 extern void scope_mark_init(void);
+/* Called by end_of_xact.c, in its order. */
+extern void scope_mark_at_xact_end(void);
+extern void scope_mark_at_subxact_abort(SubTransactionId mySubid);
 
 /*
  * A write carrying "token" to "scope", in two steps, so that a row checked

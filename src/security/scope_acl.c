@@ -36,9 +36,10 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
+#include "base/scope_tables.h"
 #include "security/scope_acl.h"
-#include "marks/scope_rows.h"
+#include "state/scope_rows.h"
 
 #include "access/htup_details.h"
 #include "access/xact.h"
@@ -79,26 +80,16 @@ scope_acl_offerer(void)
 }
 
 /* An error leaves no offerer behind for the statements that follow. */
-static void
-offerer_xact_callback(XactEvent event, void *arg)
+void
+scope_acl_at_xact_end(void)
 {
-	if (fencing_xact_ended(event))
-		token_offerer = InvalidOid;
-}
-
-static void
-offerer_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-						 SubTransactionId parentSubid, void *arg)
-{
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-		token_offerer = InvalidOid;
+	token_offerer = InvalidOid;
 }
 
 void
-scope_acl_init(void)
+scope_acl_at_subxact_abort(void)
 {
-	RegisterXactCallback(offerer_xact_callback, NULL);
-	RegisterSubXactCallback(offerer_subxact_callback, NULL);
+	token_offerer = InvalidOid;
 }
 
 ScopePrivilege
@@ -118,14 +109,6 @@ const char *
 scope_privilege_name(ScopePrivilege priv)
 {
 	return privilege_names[priv];
-}
-
-bool
-scope_acl_installed(void)
-{
-	Oid			nsp = get_namespace_oid(FENCING_SCHEMA, true);
-
-	return OidIsValid(nsp) && OidIsValid(get_relname_relid("scope_grants", nsp));
 }
 
 /*
@@ -155,8 +138,8 @@ scope_info_from_row(Relation scopes, HeapTuple row, ScopeInfo *info)
 	d = heap_getattr(row, Anum_scopes_mark, desc, &isnull);
 	if (!isnull)
 		info->mark = DatumGetInt64(d);
-	if (desc->natts < Anum_scopes_tokens)
-		return;					/* 1.1's schema: no owner, no tokens yet */
+	if (!fencing_sql_at_least(FENCING_SQL_1_2))
+		return;					/* no owner, no tokens yet */
 	d = heap_getattr(row, Anum_scopes_owner, desc, &isnull);
 	if (!isnull)
 		info->owner = DatumGetObjectId(d);
@@ -299,7 +282,7 @@ scope_acl_require_known(const char *scope, ScopePrivilege priv, Oid roleid,
 	bool		create = missing == SCOPE_MISSING_CREATE_ISSUED ||
 		missing == SCOPE_MISSING_CREATE_EXTERNAL;
 
-	if (!scope_acl_installed())
+	if (!fencing_sql_at_least(FENCING_SQL_1_2))
 	{
 		/* 1.1's schema, until ALTER EXTENSION fencing UPDATE: no owners yet */
 		if (create && !info->exists)
@@ -332,7 +315,7 @@ void
 scope_acl_require(const char *scope, ScopePrivilege priv, Oid roleid,
 				  ScopeMissing missing, ScopeInfo *info)
 {
-	if (scope_acl_installed())
+	if (fencing_sql_at_least(FENCING_SQL_1_2))
 		(void) scope_info_read(scope, info);
 	else
 		scope_info_from_row(NULL, NULL, info);
@@ -408,7 +391,7 @@ require_offerer(const char *scope, int64 token, const ScopeInfo *info)
 bool
 scope_acl_check_raise(const char *scope, int64 token, ScopeInfo *info)
 {
-	if (!scope_acl_installed())
+	if (!fencing_sql_at_least(FENCING_SQL_1_2))
 		return true;
 	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_MAY_CREATE, info);
 	require_offerer(scope, token, info);
@@ -419,53 +402,9 @@ bool
 scope_acl_admit_raise(const char *scope, int64 token, ScopeInfo *info)
 {
 	scope_acl_require(scope, SCOPE_PRIV_WRITE, GetUserId(), SCOPE_MISSING_CREATE_EXTERNAL, info);
-	if (scope_acl_installed())
+	if (fencing_sql_at_least(FENCING_SQL_1_2))
 		require_offerer(scope, token, info);
 	return token_admitted(scope, info, token);
-}
-
-/*
- * fencing.check_scope_privilege(scope text, privilege text, create_tokens text):
- * for the lease functions of 1.2, SECURITY DEFINER plpgsql (1.3 has neither:
- * src/leases/lease.c; the library keeps it for a schema not yet updated):
- * checks the role that
- * called them (the outer role: the session's current role), not the definer.
- * create_tokens NULL: a missing scope passes (the call then changes nothing);
- * 'issued' or 'external': a missing scope is created, owned by that role.
- */
-PG_FUNCTION_INFO_V1(check_scope_privilege);
-
-Datum
-check_scope_privilege(PG_FUNCTION_ARGS)
-{
-	char	   *scope;
-	ScopePrivilege priv;
-	ScopeMissing missing = SCOPE_MISSING_OK;
-	ScopeInfo	info;
-
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("scope and privilege must not be null")));
-	scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	fencing_check_scope_name(scope);
-	priv = scope_privilege_from_name(text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	if (!PG_ARGISNULL(2))
-	{
-		char	   *tokens = text_to_cstring(PG_GETARG_TEXT_PP(2));
-
-		if (strcmp(tokens, "external") == 0)
-			missing = SCOPE_MISSING_CREATE_EXTERNAL;
-		else if (strcmp(tokens, "issued") == 0)
-			missing = SCOPE_MISSING_CREATE_ISSUED;
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unrecognized fencing scope tokens \"%s\"", tokens),
-					 errhint("A scope's tokens are \"issued\" or \"external\".")));
-	}
-	scope_acl_require(scope, priv, GetOuterUserId(), missing, &info);
-	PG_RETURN_VOID();
 }
 
 /* Superusers and monitoring roles read every scope. */
@@ -486,7 +425,7 @@ scope_acl_may_read(const char *scope, Oid roleid)
 		return true;
 	if (strlen(scope) == 0 || strlen(scope) > FENCING_SCOPE_MAX_LEN)
 		return false;
-	return scope_acl_installed() &&
+	return fencing_sql_at_least(FENCING_SQL_1_2) &&
 		scope_info_read(scope, &info) &&
 		scope_acl_has(scope, &info, SCOPE_PRIV_READ, roleid);
 }
@@ -503,10 +442,10 @@ typedef struct ReadAnswer
 	bool		may;
 } ReadAnswer;
 
-PG_FUNCTION_INFO_V1(may_read);
+FENCING_FUNCTION(fencing_may_read);
 
 Datum
-may_read(PG_FUNCTION_ARGS)
+fencing_may_read(PG_FUNCTION_ARGS)
 {
 	Oid			roleid = GetUserId();
 	char	   *scope = text_to_cstring(PG_GETARG_TEXT_PP(0));

@@ -41,8 +41,6 @@ typedef struct ScopeInfo
 	int64		mark;			/* committed mark, or -1 */
 } ScopeInfo;
 
-/* Whether the installed schema has owners and privileges (1.2 and later). */
-extern bool scope_acl_installed(void);
 
 /* The scope's registry row, read by an index scan (no permission checks) with a fresh snapshot. */
 extern bool scope_info_read(const char *scope, ScopeInfo *info);
@@ -90,7 +88,9 @@ extern bool scope_acl_admit_raise(const char *scope, int64 token, ScopeInfo *inf
  */
 extern Oid	scope_acl_set_offerer(Oid role);
 extern Oid	scope_acl_offerer(void);
-extern void scope_acl_init(void);
+/* Called by end_of_xact.c, in its order. */
+extern void scope_acl_at_xact_end(void);
+extern void scope_acl_at_subxact_abort(void);
 
 /* Whether roleid may see the scope's rows (superusers and pg_monitor: every scope). */
 extern bool scope_acl_may_read(const char *scope, Oid roleid);

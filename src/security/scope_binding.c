@@ -16,7 +16,7 @@
  * Checked when a transaction first locks a scope for a row of such a table
  * (marks/scope_mark.c: a scope it already holds was admitted before), and
  * the answers are cached per backend, keyed like the mark cache
- * (mark_cache_inval_id) and forgotten by the same messages: a change of the
+ * (scope_inval_id) and forgotten by the same messages: a change of the
  * scope's row (its owner), a grant or revoke (the trigger
  * forget_cached_grants on fencing.scope_grants sends the scope's message,
  * whoever writes the row), and any change of roles or role membership
@@ -36,7 +36,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "marks/mark_cache.h"
+#include "base/scope_tables.h"
 #include "security/scope_acl.h"
 
 typedef struct Binding
@@ -103,7 +103,7 @@ binds(const char *scope, Oid inval_id, Oid owner)
 		callbacks_registered = true;
 	}
 
-	allowed = !scope_acl_installed() || !scope_info_read(scope, &info) ||
+	allowed = !fencing_sql_at_least(FENCING_SQL_1_2) || !scope_info_read(scope, &info) ||
 		scope_acl_has(scope, &info, SCOPE_PRIV_WRITE, owner);
 
 	if (counter != binding_inval_counter)
@@ -122,7 +122,7 @@ require_binding(Relation rel, const char *scope, bool fixed)
 	Oid			owner = rel->rd_rel->relowner;
 	const char *role;
 
-	if (superuser_arg(owner) || binds(scope, mark_cache_inval_id(scope), owner))
+	if (superuser_arg(owner) || binds(scope, scope_inval_id(scope), owner))
 		return;
 	role = GetUserNameFromId(owner, true);
 	if (role == NULL)

@@ -4,7 +4,7 @@
 
 \echo Use "ALTER EXTENSION fencing UPDATE TO '1.4'" to load this file. \quit
 
--- Issue 15, internal functions not executable by PUBLIC.  fence_trigger():
+-- Internal functions are not executable by PUBLIC.  fence_trigger():
 -- a CREATE TRIGGER made by hand could bind any table to any scope (protect()
 -- now creates the triggers as the extension's owner; existing triggers keep
 -- firing: Postgres checks EXECUTE only at CREATE TRIGGER).  Two stay
@@ -34,7 +34,7 @@ BEGIN
     END LOOP;
 END
 $grant_partition_owners$;
--- The fence never guesses which statement fired it (issue 14): fencing.health
+-- The fence never guesses which statement fired it: fencing.health
 -- reports a server that does not preload the library ("library not
 -- preloaded"); its new definition is below, with the other checks of 1.4.
 
@@ -67,7 +67,7 @@ ALTER TABLE fencing.scopes
     ADD COLUMN id bigint NOT NULL DEFAULT pg_catalog.nextval('fencing.scope_ids'::pg_catalog.regclass);
 COMMENT ON COLUMN fencing.scopes.id IS 'The number the scope is locked by, drawn from fencing.scope_ids when the scope is created: no name collides with it.';
 
--- The fence triggers fire ALWAYS (issue 14): under session_replication_role
+-- The fence triggers fire ALWAYS: under session_replication_role
 -- = replica the fence lets only a superuser session or a logical replication
 -- apply worker (as a superuser or the table's owner) write unchecked and
 -- refuses anyone else granted SET on the role (42501).  protect() creates
@@ -299,3 +299,197 @@ FROM (
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
 'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
+
+-- The C functions: from 1.4 each SQL function calls the C symbol
+-- fencing_<its name> (the library exports nothing else of its own).  The
+-- old symbols stay in the library for databases not yet updated
+-- (src/legacy/older_sql.c); these definitions are the install script's.
+CREATE OR REPLACE FUNCTION fencing.fence_next_epoch(scope text, holder text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fencing_fence_next_epoch'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.clock_timeline(OUT timeline bigint, OUT term_floor bigint,
+                                       OUT term_limit bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'fencing_clock_timeline'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+CREATE OR REPLACE FUNCTION fencing.reset_mark(scope text, mark bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fencing_reset_mark'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.takeover(scope text, token bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fencing_takeover'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.fence_older_timelines(max_scopes integer DEFAULT 1000)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fencing_fence_older_timelines'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.committed_mark(scope text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fencing_committed_mark'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION fencing.forget_cached_marks()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'fencing_forget_cached_marks'
+LANGUAGE C;
+
+CREATE OR REPLACE FUNCTION fencing.use_token(scope text, token bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fencing_use_token'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.use_token(scope text, token text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fencing_use_token_text'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.use_token(token bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fencing_use_token_all_scopes'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.declared_token(scope text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fencing_declared_token'
+LANGUAGE C STABLE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.fence_trigger()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'fencing_fence_trigger'
+LANGUAGE C;
+
+CREATE OR REPLACE FUNCTION fencing.raise_pending()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'fencing_raise_pending'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.trigger_arguments(tgargs bytea)
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'fencing_trigger_arguments'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OR REPLACE FUNCTION fencing.protect(relation regclass, token_column name,
+                                scope text DEFAULT NULL, scope_column name DEFAULT NULL,
+                                on_stale text DEFAULT 'error', tokens text DEFAULT 'column')
+RETURNS void
+AS 'MODULE_PATHNAME', 'fencing_protect'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.unprotect(relation regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fencing_unprotect'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.protect_new_partitions(relation regclass)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'fencing_protect_new_partitions'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.create_scope(scope text, tokens text DEFAULT 'issued',
+                                     owner regrole DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fencing_create_scope'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.grant_scope(scope text, privilege text, grantee text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'fencing_grant_scope'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.revoke_scope(scope text, privilege text, grantee text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'fencing_revoke_scope'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.alter_scope_owner(scope text, owner regrole)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fencing_alter_scope_owner'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.alter_scope_tokens(scope text, tokens text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fencing_alter_scope_tokens'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.may_read(scope text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'fencing_may_read'
+LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION fencing.acquire_lease(scope text, holder text, ttl interval,
+    OUT granted boolean, OUT term bigint, OUT lease_holder text, OUT expires_at timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'fencing_acquire_lease'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.renew_lease(scope text, holder text, term bigint, ttl interval,
+    OUT renewed boolean, OUT expires_at timestamptz,
+    OUT lease_holder text, OUT lease_term bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'fencing_renew_lease'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.release_lease(scope text, holder text, term bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'fencing_release_lease'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION fencing.scope_counters(
+    OUT scope text,
+    OUT rejected_stale bigint,
+    OUT rejected_missing bigint,
+    OUT rejected_not_issued bigint,
+    OUT rejected_conflict bigint,
+    OUT skipped bigint,
+    OUT bypassed bigint,
+    OUT terms_issued bigint,
+    OUT lease_grants bigint,
+    OUT lease_renewals_refused bigint,
+    OUT lease_expiries bigint,
+    OUT last_rejection_at timestamptz, OUT stats_since timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'fencing_scope_counters'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION fencing.table_counters(
+    OUT relation oid,
+    OUT rejected_stale bigint,
+    OUT rejected_missing bigint,
+    OUT rejected_not_issued bigint,
+    OUT rejected_conflict bigint,
+    OUT skipped bigint,
+    OUT bypassed bigint,
+    OUT terms_issued bigint,
+    OUT lease_grants bigint,
+    OUT lease_renewals_refused bigint,
+    OUT lease_expiries bigint,
+    OUT last_rejection_at timestamptz, OUT stats_since timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'fencing_table_counters'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION fencing.last_rejection_events(
+    OUT by text, OUT scope text, OUT relation oid, OUT kind text, OUT sqlstate text,
+    OUT occurred_at timestamptz, OUT token bigint, OUT mark bigint, OUT declared bigint,
+    OUT role text, OUT application_name text, OUT client text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'fencing_last_rejection_events'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION fencing.stats_info(OUT enabled boolean, OUT entries bigint,
+                                   OUT max_entries integer, OUT untracked bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'fencing_stats_info'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION fencing.stats_reset()
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'fencing_stats_reset'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;

@@ -92,7 +92,7 @@ GRANT SELECT ON fencing.terms TO PUBLIC;
 
 CREATE FUNCTION fencing.fence_next_epoch(scope text, holder text DEFAULT NULL)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'fence_next_epoch'
+AS 'MODULE_PATHNAME', 'fencing_fence_next_epoch'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.fence_next_epoch(text, text) IS
 'Issues a new term for a scope on leader takeover: strictly greater than every term of the scope and its mark, durable, and the scope''s new mark. Needs the lead privilege on the scope; creates a missing scope (tokens issued) for roles allowed to create scopes.';
@@ -105,7 +105,7 @@ COMMENT ON FUNCTION fencing.fence_next_epoch(text, text) IS
 CREATE FUNCTION fencing.clock_timeline(OUT timeline bigint, OUT term_floor bigint,
                                        OUT term_limit bigint)
 RETURNS record
-AS 'MODULE_PATHNAME', 'clock_timeline'
+AS 'MODULE_PATHNAME', 'fencing_clock_timeline'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION fencing.clock_timeline() IS
 'The timeline of this server (the replayed one on a standby) and its band of terms: no term issued on it is below term_floor; a scope whose mark or latest term is at or above term_limit is outside the band, and its terms are not protected against reissue by an asynchronous failover.';
@@ -156,7 +156,7 @@ GRANT SELECT ON fencing.scopes TO PUBLIC;
 -- have this ACL, and test 65_upgrade_objects compares ACLs).
 CREATE FUNCTION fencing.reset_mark(scope text, mark bigint)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'reset_mark'
+AS 'MODULE_PATHNAME', 'fencing_reset_mark'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fencing.reset_mark(text, bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.reset_mark(text, bigint) TO PUBLIC;
@@ -166,7 +166,7 @@ COMMENT ON FUNCTION fencing.reset_mark(text, bigint) IS
 -- External tokens fence at takeover: the new holder raises the mark at once.
 CREATE FUNCTION fencing.takeover(scope text, token bigint)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'takeover'
+AS 'MODULE_PATHNAME', 'fencing_takeover'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.takeover(text, bigint) IS
 'Raises a scope''s mark to the token of its new holder at once (an etcd lock key''s mod_revision, a ZooKeeper czxid, a Consul LockIndex, a Kubernetes leaseTransitions), so the previous holder is fenced before the new one writes. Waits for in-flight writers of the scope, commits durably, needs the write privilege; a token below the mark fails with ZF001. Returns the previous mark.';
@@ -177,7 +177,7 @@ COMMENT ON FUNCTION fencing.takeover(text, bigint) IS
 -- For the failover manager's promotion hook; a superuser's by default.
 CREATE FUNCTION fencing.fence_older_timelines(max_scopes integer DEFAULT 1000)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'fence_older_timelines'
+AS 'MODULE_PATHNAME', 'fencing_fence_older_timelines'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fencing.fence_older_timelines(integer) FROM PUBLIC;
 COMMENT ON FUNCTION fencing.fence_older_timelines(integer) IS
@@ -187,7 +187,7 @@ COMMENT ON FUNCTION fencing.fence_older_timelines(integer) IS
 -- (a higher term was issued, or a higher token written) is not live.
 CREATE FUNCTION fencing.committed_mark(scope text)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'committed_mark'
+AS 'MODULE_PATHNAME', 'fencing_committed_mark'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.committed_mark(text) IS
 'The committed mark of a scope, read with a fresh snapshot and no lock; NULL for an unknown scope or one the caller may not read.';
@@ -198,7 +198,7 @@ COMMENT ON FUNCTION fencing.committed_mark(text) IS
 -- restores).
 CREATE FUNCTION fencing.forget_cached_marks()
 RETURNS trigger
-AS 'MODULE_PATHNAME', 'forget_cached_marks'
+AS 'MODULE_PATHNAME', 'fencing_forget_cached_marks'
 LANGUAGE C;
 REVOKE ALL ON FUNCTION fencing.forget_cached_marks() FROM PUBLIC;
 COMMENT ON FUNCTION fencing.forget_cached_marks() IS
@@ -219,28 +219,28 @@ ALTER TABLE fencing.scopes ENABLE ALWAYS TRIGGER forget_all_cached_marks;
 
 CREATE FUNCTION fencing.use_token(scope text, token bigint)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'use_token'
+AS 'MODULE_PATHNAME', 'fencing_use_token'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.use_token(text, bigint) IS
 'Declares the token this transaction writes with in a scope; it ends with the transaction.';
 
 CREATE FUNCTION fencing.use_token(scope text, token text)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'use_token_text'
+AS 'MODULE_PATHNAME', 'fencing_use_token_text'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.use_token(text, text) IS
 'Declares a token given as text (decimal, or hexadecimal after 0x, as ZooKeeper prints a zxid) for a scope, for this transaction.';
 
 CREATE FUNCTION fencing.use_token(token bigint)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'use_token_all_scopes'
+AS 'MODULE_PATHNAME', 'fencing_use_token_all_scopes'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.use_token(bigint) IS
 'Declares the token this transaction writes with in every scope (and on tables fenced per row only).';
 
 CREATE FUNCTION fencing.declared_token(scope text DEFAULT NULL)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'declared_token'
+AS 'MODULE_PATHNAME', 'fencing_declared_token'
 LANGUAGE C STABLE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.declared_token(text) IS
 'The token this transaction declared for a scope (or for every scope), or NULL.';
@@ -255,7 +255,7 @@ COMMENT ON FUNCTION fencing.declared_token(text) IS
 
 CREATE FUNCTION fencing.fence_trigger()
 RETURNS trigger
-AS 'MODULE_PATHNAME', 'fence_trigger'
+AS 'MODULE_PATHNAME', 'fencing_fence_trigger'
 LANGUAGE C;
 -- Not API: a CREATE TRIGGER made by hand could give it any arguments (bind
 -- a table to another tenant's scope).  Postgres checks EXECUTE only when a
@@ -273,7 +273,7 @@ COMMENT ON FUNCTION fencing.fence_trigger() IS
 -- raise.
 CREATE FUNCTION fencing.raise_pending()
 RETURNS boolean
-AS 'MODULE_PATHNAME', 'raise_pending'
+AS 'MODULE_PATHNAME', 'fencing_raise_pending'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.raise_pending() IS
 'Whether this transaction deferred the raise of a mark to the AFTER INSERT fence trigger (INSERT ... ON CONFLICT).';
@@ -285,7 +285,7 @@ COMMENT ON FUNCTION fencing.raise_pending() IS
 -- owner.  It reads nothing and returns only valid text.
 CREATE FUNCTION fencing.trigger_arguments(tgargs bytea)
 RETURNS text[]
-AS 'MODULE_PATHNAME', 'trigger_arguments'
+AS 'MODULE_PATHNAME', 'fencing_trigger_arguments'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION fencing.trigger_arguments(bytea) IS
 'The arguments of a trigger (pg_trigger.tgargs) as a text array.';
@@ -297,14 +297,14 @@ CREATE FUNCTION fencing.protect(relation regclass, token_column name,
                                 scope text DEFAULT NULL, scope_column name DEFAULT NULL,
                                 on_stale text DEFAULT 'error', tokens text DEFAULT 'column')
 RETURNS void
-AS 'MODULE_PATHNAME', 'protect'
+AS 'MODULE_PATHNAME', 'fencing_protect'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.protect(regclass, name, text, name, text, text) IS
 'Protects a table: installs the fence triggers for a token column, a fixed scope or a scope column (or neither: per-row fencing only), a policy (error or skip) and a token source (column, or declared: only tokens declared with use_token() count).';
 
 CREATE FUNCTION fencing.unprotect(relation regclass)
 RETURNS void
-AS 'MODULE_PATHNAME', 'unprotect'
+AS 'MODULE_PATHNAME', 'fencing_unprotect'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.unprotect(regclass) IS
 'Removes the fence triggers from a table.';
@@ -393,7 +393,7 @@ GRANT SELECT ON fencing.protected_tables TO PUBLIC;
 -- triggers are not): this event trigger adds it, with the parent's arguments.
 CREATE FUNCTION fencing.protect_new_partitions(relation regclass)
 RETURNS integer
-AS 'MODULE_PATHNAME', 'protect_new_partitions'
+AS 'MODULE_PATHNAME', 'fencing_protect_new_partitions'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fencing.protect_new_partitions(regclass) FROM PUBLIC;
 COMMENT ON FUNCTION fencing.protect_new_partitions(regclass) IS
@@ -476,7 +476,7 @@ ALTER TABLE fencing.scope_grants ENABLE ALWAYS TRIGGER forget_all_cached_grants;
 CREATE FUNCTION fencing.create_scope(scope text, tokens text DEFAULT 'issued',
                                      owner regrole DEFAULT NULL)
 RETURNS void
-AS 'MODULE_PATHNAME', 'create_scope'
+AS 'MODULE_PATHNAME', 'fencing_create_scope'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 -- who may create scopes (also implicitly) is who may execute this
 REVOKE ALL ON FUNCTION fencing.create_scope(text, text, regrole) FROM PUBLIC;
@@ -485,35 +485,35 @@ COMMENT ON FUNCTION fencing.create_scope(text, text, regrole) IS
 
 CREATE FUNCTION fencing.grant_scope(scope text, privilege text, grantee text)
 RETURNS boolean
-AS 'MODULE_PATHNAME', 'grant_scope'
+AS 'MODULE_PATHNAME', 'fencing_grant_scope'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.grant_scope(text, text, text) IS
 'Grants lead, write or read on a scope to a role or to public; for the scope''s owner. Returns false if it was granted already.';
 
 CREATE FUNCTION fencing.revoke_scope(scope text, privilege text, grantee text)
 RETURNS boolean
-AS 'MODULE_PATHNAME', 'revoke_scope'
+AS 'MODULE_PATHNAME', 'fencing_revoke_scope'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.revoke_scope(text, text, text) IS
 'Revokes lead, write or read on a scope from a role or from public; for the scope''s owner. Returns false if there was no such grant.';
 
 CREATE FUNCTION fencing.alter_scope_owner(scope text, owner regrole)
 RETURNS void
-AS 'MODULE_PATHNAME', 'alter_scope_owner'
+AS 'MODULE_PATHNAME', 'fencing_alter_scope_owner'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.alter_scope_owner(text, regrole) IS
 'Hands a scope over to another role; for its owner, who must be a member of the new owner role (or a superuser).';
 
 CREATE FUNCTION fencing.alter_scope_tokens(scope text, tokens text)
 RETURNS void
-AS 'MODULE_PATHNAME', 'alter_scope_tokens'
+AS 'MODULE_PATHNAME', 'fencing_alter_scope_tokens'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.alter_scope_tokens(text, text) IS
 'Switches a scope between issued and external tokens; for its owner.';
 
 CREATE FUNCTION fencing.may_read(scope text)
 RETURNS boolean
-AS 'MODULE_PATHNAME', 'may_read'
+AS 'MODULE_PATHNAME', 'fencing_may_read'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.may_read(text) IS
 'Whether the current role may see a scope''s rows: superusers, pg_monitor and pg_read_all_stats, the owner, any grantee. The row-level security policy of the extension''s tables.';
@@ -588,7 +588,7 @@ COMMENT ON FUNCTION fencing.lease_is_live(fencing.leases) IS
 CREATE FUNCTION fencing.acquire_lease(scope text, holder text, ttl interval,
     OUT granted boolean, OUT term bigint, OUT lease_holder text, OUT expires_at timestamptz)
 RETURNS record
-AS 'MODULE_PATHNAME', 'acquire_lease'
+AS 'MODULE_PATHNAME', 'fencing_acquire_lease'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.acquire_lease(text, text, interval) IS
 'Grants the scope''s lease when it is free or expired, with a new term (the previous holder is fenced); when another holder''s lease is live, grants nothing and says who holds it until when. A holder asking again for its live lease keeps its term. Needs the lead privilege on the scope.';
@@ -597,14 +597,14 @@ CREATE FUNCTION fencing.renew_lease(scope text, holder text, term bigint, ttl in
     OUT renewed boolean, OUT expires_at timestamptz,
     OUT lease_holder text, OUT lease_term bigint)
 RETURNS record
-AS 'MODULE_PATHNAME', 'renew_lease'
+AS 'MODULE_PATHNAME', 'fencing_renew_lease'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.renew_lease(text, text, bigint, interval) IS
 'Extends the lease for the holder of the current term while it has not expired; anything else changes nothing, returns renewed = false and who holds the lease now, if anyone. Needs the lead privilege on the scope.';
 
 CREATE FUNCTION fencing.release_lease(scope text, holder text, term bigint)
 RETURNS boolean
-AS 'MODULE_PATHNAME', 'release_lease'
+AS 'MODULE_PATHNAME', 'fencing_release_lease'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.release_lease(text, text, bigint) IS
 'Ends the live lease of this holder and term at once, so the next acquire gets a new term; anything else changes nothing and returns false. Needs the lead privilege on the scope.';
@@ -655,7 +655,7 @@ CREATE FUNCTION fencing.scope_counters(
     OUT lease_expiries bigint,
     OUT last_rejection_at timestamptz, OUT stats_since timestamptz)
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'scope_counters'
+AS 'MODULE_PATHNAME', 'fencing_scope_counters'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.scope_counters() IS
 'The shared-memory counters of every scope of this database that had an event since the last reset (no rows when fencing is not in shared_preload_libraries). Read fencing.scope_stats instead.';
@@ -674,7 +674,7 @@ CREATE FUNCTION fencing.table_counters(
     OUT lease_expiries bigint,
     OUT last_rejection_at timestamptz, OUT stats_since timestamptz)
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'table_counters'
+AS 'MODULE_PATHNAME', 'fencing_table_counters'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.table_counters() IS
 'The shared-memory counters of every relation (partitions apart) of this database that had an event since the last reset. Read fencing.table_stats instead.';
@@ -684,7 +684,7 @@ CREATE FUNCTION fencing.last_rejection_events(
     OUT occurred_at timestamptz, OUT token bigint, OUT mark bigint, OUT declared bigint,
     OUT role text, OUT application_name text, OUT client text)
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'last_rejection_events'
+AS 'MODULE_PATHNAME', 'fencing_last_rejection_events'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.last_rejection_events() IS
 'The last rejection of each kind per scope (by = scope) and per relation (by = table), from shared memory. Read fencing.last_rejections instead.';
@@ -692,14 +692,14 @@ COMMENT ON FUNCTION fencing.last_rejection_events() IS
 CREATE FUNCTION fencing.stats_info(OUT enabled boolean, OUT entries bigint,
                                    OUT max_entries integer, OUT untracked bigint)
 RETURNS record
-AS 'MODULE_PATHNAME', 'stats_info'
+AS 'MODULE_PATHNAME', 'fencing_stats_info'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.stats_info() IS
 'Whether statistics are collected (fencing in shared_preload_libraries), the entries in use (all databases), fencing.stats_max, and events not counted because the table was full.';
 
 CREATE FUNCTION fencing.stats_reset()
 RETURNS timestamptz
-AS 'MODULE_PATHNAME', 'stats_reset'
+AS 'MODULE_PATHNAME', 'fencing_stats_reset'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fencing.stats_reset() FROM PUBLIC;
 COMMENT ON FUNCTION fencing.stats_reset() IS

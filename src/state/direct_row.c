@@ -11,7 +11,7 @@
  * then its index entries.  So, for the callers:
  *
  *   - no triggers fire: a caller that changes a scope's row does what the
- *     trigger forget_cached_marks would (mark_cache_invalidate_scope);
+ *     trigger forget_cached_marks would (scope_rows_invalidate);
  *   - no constraints are checked: callers write only values that keep them
  *     (a mark never below 0, a scope's name and tokens never changed);
  *   - no privileges or row security apply: callers checked the scope's

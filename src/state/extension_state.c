@@ -26,6 +26,7 @@ static const char *const relation_names[FENCING_REL_COUNT] = {
 };
 static Oid	relation_oids[FENCING_REL_COUNT];
 static bool callback_registered = false;
+static int	sql_version = -1;	/* a FencingSql; -1: not known */
 
 static void
 forget_oids(Datum arg, Oid relid)
@@ -35,7 +36,20 @@ forget_oids(Datum arg, Oid relid)
 	for (int i = 0; i < FENCING_REL_COUNT && !known; i++)
 		known = relid == relation_oids[i];
 	if (known)
+	{
 		memset(relation_oids, 0, sizeof(relation_oids));
+		sql_version = -1;
+	}
+}
+
+static void
+register_forget_oids(void)
+{
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(forget_oids, (Datum) 0);
+		callback_registered = true;
+	}
 }
 
 static Oid
@@ -58,14 +72,41 @@ fencing_relid(FencingRelation which)
 {
 	if (!OidIsValid(relation_oids[which]))
 	{
-		if (!callback_registered)
-		{
-			CacheRegisterRelcacheCallback(forget_oids, (Datum) 0);
-			callback_registered = true;
-		}
+		register_forget_oids();
 		relation_oids[which] = lookup_object(relation_names[which]);
 	}
 	return relation_oids[which];
+}
+
+/*
+ * fencing.scopes has 7 columns in 1.0 and 1.1 (Natts_scopes_1_1), 9 in 1.2
+ * and 1.3 (owner, tokens), 10 from 1.4 (id); no version drops one.
+ */
+FencingSql
+fencing_sql_version(void)
+{
+	if (sql_version < 0)
+	{
+		Oid			nsp = get_namespace_oid(FENCING_SCHEMA, true);
+		Oid			relid = OidIsValid(nsp) ? get_relname_relid(relation_names[FENCING_REL_SCOPES], nsp) : InvalidOid;
+		HeapTuple	tup;
+		int			natts = 0;
+
+		if (!OidIsValid(relid))
+			return FENCING_SQL_NONE;	/* not cached: CREATE EXTENSION sends no message for us */
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+		if (HeapTupleIsValid(tup))
+		{
+			natts = ((Form_pg_class) GETSTRUCT(tup))->relnatts;
+			ReleaseSysCache(tup);
+		}
+		register_forget_oids();
+		relation_oids[FENCING_REL_SCOPES] = relid;
+		sql_version = natts >= Anum_scopes_id ? FENCING_SQL_1_4 :
+			natts >= Anum_scopes_tokens ? FENCING_SQL_1_2 :
+			natts >= Natts_scopes_1_1 ? FENCING_SQL_1_1 : FENCING_SQL_NONE;
+	}
+	return (FencingSql) sql_version;
 }
 
 Oid
@@ -151,7 +192,7 @@ fencing_saved_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
  * the result connect, execute and finish themselves; the others call
  * fencing_execute_as_owner().
  *
- * Who runs what with the owner's rights (audit of 1.4, issue 15): the owner
+ * Who runs what with the owner's rights (audited for 1.4): the owner
  * is usually a superuser, so nothing a user controls may run while we are
  * it.  Every switch to the owner (fencing_become_owner(), here and alone)
  * is a SECURITY_RESTRICTED_OPERATION, and:

@@ -65,6 +65,29 @@ extern Oid	fencing_scopes_pkey_relid(void);
 extern Oid	fencing_epoch_seq_relid(void);
 
 /*
+ * The installed SQL version, told by the shape of fencing.scopes: the one
+ * answer every module asks for (legacy/older_sql.c lists what the older
+ * versions still need).  Cached with the relation OIDs, and forgotten with
+ * them, so ALTER EXTENSION fencing UPDATE is seen at once.  NONE: the
+ * extension is not installed in this database.
+ */
+typedef enum FencingSql
+{
+	FENCING_SQL_NONE,
+	FENCING_SQL_1_1,			/* 1.0 and 1.1: no owners, grants, token kinds */
+	FENCING_SQL_1_2,			/* 1.2 and 1.3: no scope ids */
+	FENCING_SQL_1_4				/* the SQL this library installs */
+} FencingSql;
+
+extern FencingSql fencing_sql_version(void);
+
+static inline bool
+fencing_sql_at_least(FencingSql version)
+{
+	return fencing_sql_version() >= version;
+}
+
+/*
  * Ordinary roles cannot write the extension's tables; the C code does so on
  * their behalf, as the role that owns them.
  */

@@ -37,7 +37,7 @@
  */
 #include "telemetry/fence_stats.h"
 
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
 
 #include <limits.h>
 
@@ -545,20 +545,20 @@ emit_counters(FunctionCallInfo fcinfo, bool tables)
 }
 
 /* fencing.scope_counters(): the counters of every scope of this database. */
-PG_FUNCTION_INFO_V1(scope_counters);
+FENCING_FUNCTION(fencing_scope_counters);
 
 Datum
-scope_counters(PG_FUNCTION_ARGS)
+fencing_scope_counters(PG_FUNCTION_ARGS)
 {
 	emit_counters(fcinfo, false);
 	return (Datum) 0;
 }
 
 /* fencing.table_counters(): the counters of every relation of this database. */
-PG_FUNCTION_INFO_V1(table_counters);
+FENCING_FUNCTION(fencing_table_counters);
 
 Datum
-table_counters(PG_FUNCTION_ARGS)
+fencing_table_counters(PG_FUNCTION_ARGS)
 {
 	emit_counters(fcinfo, true);
 	return (Datum) 0;
@@ -568,10 +568,10 @@ table_counters(PG_FUNCTION_ARGS)
  * fencing.last_rejection_events(): the last rejection of each kind, per
  * scope (by = 'scope') and per relation (by = 'table').
  */
-PG_FUNCTION_INFO_V1(last_rejection_events);
+FENCING_FUNCTION(fencing_last_rejection_events);
 
 Datum
-last_rejection_events(PG_FUNCTION_ARGS)
+fencing_last_rejection_events(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	HASH_SEQ_STATUS seq;
@@ -631,10 +631,10 @@ last_rejection_events(PG_FUNCTION_ARGS)
  * fencing.stats_info(): whether statistics are collected, how many entries
  * the table holds, its size, and events lost because it was full.
  */
-PG_FUNCTION_INFO_V1(stats_info);
+FENCING_FUNCTION(fencing_stats_info);
 
 Datum
-stats_info(PG_FUNCTION_ARGS)
+fencing_stats_info(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	Datum		values[4];
@@ -663,10 +663,10 @@ stats_info(PG_FUNCTION_ARGS)
  * fencing.stats_reset(): forgets the counters and last occurrences of every
  * scope and relation of the current database.  Not for PUBLIC.
  */
-PG_FUNCTION_INFO_V1(stats_reset);
+FENCING_FUNCTION(fencing_stats_reset);
 
 Datum
-stats_reset(PG_FUNCTION_ARGS)
+fencing_stats_reset(PG_FUNCTION_ARGS)
 {
 	HASH_SEQ_STATUS seq;
 	FenceStatsEntry *entry;

@@ -42,7 +42,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
 
 /* the log line's words for each kind: a table written, and no table */
 static const char *const kind_what[FENCE_STAT_NUM_KINDS] = {
@@ -99,7 +99,7 @@ uncounted_reason(const char *scope, Relation rel, ScopePrivilege priv,
 	if (!scope_info_read(scope, &info))
 		return "no such scope";
 	*owner = info.owner;
-	if (!scope_acl_installed())
+	if (!fencing_sql_at_least(FENCING_SQL_1_2))
 		return NULL;			/* 1.1's schema: no privileges yet */
 	authority = rel != NULL ? rel->rd_rel->relowner : GetUserId();
 	if (scope_acl_has(scope, &info, priv, authority))
@@ -211,7 +211,7 @@ offerer_may_see(const FenceWrite *w, bool row_mark, AttrNumber token_attnum, Oid
 	Oid			relid = RelationGetRelid(w->rel);
 
 	if (!row_mark)
-		return w->scope == NULL || !scope_acl_installed() ||
+		return w->scope == NULL || !fencing_sql_at_least(FENCING_SQL_1_2) ||
 			scope_acl_may_read(w->scope, offerer);
 	if (pg_class_aclcheck(relid, offerer, ACL_SELECT) == ACLCHECK_OK)
 		return true;
@@ -441,42 +441,3 @@ fence_count_scope_event(const char *scope, FenceStatKind kind, const ScopeInfo *
 	fence_stats_count(kind, InvalidOid, InvalidOid, scope, owner, -1, -1, -1);
 }
 
-/*
- * fencing.count_lease_event(scope text, event text): for the lease functions
- * of 1.2, written in SQL (1.3 counts in C, src/leases/lease.c; the library
- * keeps this for a schema not yet updated).  'grant', 'grant_after_expiry' (a
- * grant that took over an expired lease: a grant and an expiry),
- * 'renewal_refused'.  Counted like the events of 1.3: under an existing scope
- * the current role may lead.
- */
-PG_FUNCTION_INFO_V1(count_lease_event);
-
-Datum
-count_lease_event(PG_FUNCTION_ARGS)
-{
-	char	   *scope;
-	char	   *event;
-
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("scope and event must not be null")));
-	scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	event = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	fencing_check_scope_name(scope);
-	if (strcmp(event, "grant") == 0)
-		fence_count_scope_event(scope, FENCE_STAT_LEASE_GRANTS, NULL);
-	else if (strcmp(event, "grant_after_expiry") == 0)
-	{
-		fence_count_scope_event(scope, FENCE_STAT_LEASE_GRANTS, NULL);
-		fence_count_scope_event(scope, FENCE_STAT_LEASE_EXPIRIES, NULL);
-	}
-	else if (strcmp(event, "renewal_refused") == 0)
-		fence_count_scope_event(scope, FENCE_STAT_RENEWALS_REFUSED, NULL);
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unrecognized lease event \"%s\"", event),
-				 errhint("A lease event is \"grant\", \"grant_after_expiry\" or \"renewal_refused\".")));
-	PG_RETURN_VOID();
-}

@@ -16,7 +16,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
+#include "base/scope_tables.h"
 #include "tokens/declared_token.h"
 
 #include "access/xact.h"
@@ -55,11 +56,9 @@ forget_all(void)
 	all_scopes_stack = NIL;
 }
 
-static void
-declared_token_xact_callback(XactEvent event, void *arg)
+void
+declared_token_at_xact_end(void)
 {
-	if (!fencing_xact_ended(event))
-		return;
 	forget_all();
 }
 
@@ -77,28 +76,18 @@ pop_aborted(List *stack, SubTransactionId aborted)
 	return stack;
 }
 
-static void
-declared_token_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-								SubTransactionId parentSubid, void *arg)
+void
+declared_token_at_subxact_abort(SubTransactionId mySubid)
 {
 	HASH_SEQ_STATUS status;
 	DeclaredToken *entry;
 
-	if (event != SUBXACT_EVENT_ABORT_SUB)
-		return;
 	all_scopes_stack = pop_aborted(all_scopes_stack, mySubid);
 	if (scope_tokens == NULL)
 		return;
 	hash_seq_init(&status, scope_tokens);
 	while ((entry = hash_seq_search(&status)) != NULL)
 		entry->stack = pop_aborted(entry->stack, mySubid);
-}
-
-void
-declared_token_init(void)
-{
-	RegisterXactCallback(declared_token_xact_callback, NULL);
-	RegisterSubXactCallback(declared_token_subxact_callback, NULL);
 }
 
 bool
@@ -243,10 +232,10 @@ bad:
 }
 
 /* fencing.use_token(scope text, token bigint) */
-PG_FUNCTION_INFO_V1(use_token);
+FENCING_FUNCTION(fencing_use_token);
 
 Datum
-use_token(PG_FUNCTION_ARGS)
+fencing_use_token(PG_FUNCTION_ARGS)
 {
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -262,10 +251,10 @@ use_token(PG_FUNCTION_ARGS)
 }
 
 /* fencing.use_token(scope text, token text): tokens carried as strings */
-PG_FUNCTION_INFO_V1(use_token_text);
+FENCING_FUNCTION(fencing_use_token_text);
 
 Datum
-use_token_text(PG_FUNCTION_ARGS)
+fencing_use_token_text(PG_FUNCTION_ARGS)
 {
 	int64		token;
 
@@ -283,10 +272,10 @@ use_token_text(PG_FUNCTION_ARGS)
 }
 
 /* fencing.use_token(token bigint): the token for every scope */
-PG_FUNCTION_INFO_V1(use_token_all_scopes);
+FENCING_FUNCTION(fencing_use_token_all_scopes);
 
 Datum
-use_token_all_scopes(PG_FUNCTION_ARGS)
+fencing_use_token_all_scopes(PG_FUNCTION_ARGS)
 {
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -297,10 +286,10 @@ use_token_all_scopes(PG_FUNCTION_ARGS)
 }
 
 /* fencing.declared_token(scope text): what a write to scope would carry */
-PG_FUNCTION_INFO_V1(declared_token);
+FENCING_FUNCTION(fencing_declared_token);
 
 Datum
-declared_token(PG_FUNCTION_ARGS)
+fencing_declared_token(PG_FUNCTION_ARGS)
 {
 	int64		token;
 	char	   *scope = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));

@@ -10,7 +10,9 @@
 
 #include "fencing.h"
 
-extern void declared_token_init(void);
+/* Called by end_of_xact.c, in its order. */
+extern void declared_token_at_xact_end(void);
+extern void declared_token_at_subxact_abort(SubTransactionId mySubid);
 
 /*
  * The token this transaction declared for "scope" (or, failing that, for

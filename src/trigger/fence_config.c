@@ -10,7 +10,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
 #include "security/scope_binding.h"
 #include "trigger/fence_config.h"
 
@@ -301,10 +301,10 @@ fence_config_require_binding(Relation rel, const FenceConfig *cfg)
  * but the text returned must be valid in the database's encoding: a
  * superuser can write any bytes into the catalog.
  */
-PG_FUNCTION_INFO_V1(trigger_arguments);
+FENCING_FUNCTION(fencing_trigger_arguments);
 
 Datum
-trigger_arguments(PG_FUNCTION_ARGS)
+fencing_trigger_arguments(PG_FUNCTION_ARGS)
 {
 	bytea	   *raw = PG_GETARG_BYTEA_PP(0);
 	const char *p = VARDATA_ANY(raw);

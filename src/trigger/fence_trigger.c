@@ -59,7 +59,8 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
+#include "base/scope_tables.h"
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
 #include "security/bypass.h"
@@ -1066,11 +1067,11 @@ protocol_violation(Relation rel, const char *requirement)
 
 static Datum judge(FunctionCallInfo fcinfo);
 
-PG_FUNCTION_INFO_V1(fence_trigger);
+FENCING_FUNCTION(fencing_fence_trigger);
 
 /* The offerer set while judging a row is the caller's again afterwards. */
 Datum
-fence_trigger(PG_FUNCTION_ARGS)
+fencing_fence_trigger(PG_FUNCTION_ARGS)
 {
 	Oid			caller_offerer = scope_acl_set_offerer(InvalidOid);
 	Datum		result = judge(fcinfo);

@@ -51,7 +51,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
 #include "security/scope_acl.h"
 #include "state/extension_state.h"
 #include "trigger/fence_config.h"
@@ -217,14 +217,14 @@ partitions_of(Relation rel)
 												 ShareRowExclusiveLock, NULL));
 }
 
-PG_FUNCTION_INFO_V1(protect);
+FENCING_FUNCTION(fencing_protect);
 
 /*
  * fencing.protect(relation regclass, token_column name, scope text,
  *                 scope_column name, on_stale text, tokens text)
  */
 Datum
-protect(PG_FUNCTION_ARGS)
+fencing_protect(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
 	char	   *args[5];
@@ -356,11 +356,11 @@ protect(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-PG_FUNCTION_INFO_V1(unprotect);
+FENCING_FUNCTION(fencing_unprotect);
 
 /* fencing.unprotect(relation regclass) */
 Datum
-unprotect(PG_FUNCTION_ARGS)
+fencing_unprotect(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
 	Relation	rel;
@@ -434,7 +434,7 @@ check_fence_triggers(Relation rel)
 	}
 }
 
-PG_FUNCTION_INFO_V1(protect_new_partitions);
+FENCING_FUNCTION(fencing_protect_new_partitions);
 
 /*
  * fencing.protect_new_partitions(relation regclass): partitions created or
@@ -445,7 +445,7 @@ PG_FUNCTION_INFO_V1(protect_new_partitions);
  * (protect() gives the same arguments to a whole tree).
  */
 Datum
-protect_new_partitions(PG_FUNCTION_ARGS)
+fencing_protect_new_partitions(PG_FUNCTION_ARGS)
 {
 	List	   *tree;
 	ListCell   *lc;

@@ -235,11 +235,9 @@ fencing_ExecutorFinish(QueryDesc *queryDesc)
 	PG_END_TRY();
 }
 
-static void
-running_statement_xact_callback(XactEvent event, void *arg)
+void
+running_statement_at_xact_end(void)
 {
-	if (!fencing_xact_ended(event))
-		return;
 	/* no statement runs across the end of a transaction */
 	unseen_possible = false;
 	n_unseen_deferring = 0;
@@ -252,7 +250,6 @@ running_statement_init(void)
 	ExecutorRun_hook = fencing_ExecutorRun;
 	prev_ExecutorFinish = ExecutorFinish_hook;
 	ExecutorFinish_hook = fencing_ExecutorFinish;
-	RegisterXactCallback(running_statement_xact_callback, NULL);
 
 	/*
 	 * Loaded in a transaction: by a statement (CREATE EXTENSION, LOAD, or

@@ -15,6 +15,8 @@
 #include "nodes/execnodes.h"
 
 extern void running_statement_init(void);
+/* Called by end_of_xact.c, in its order. */
+extern void running_statement_at_xact_end(void);
 
 /* How the statement that fired a row trigger was found. */
 typedef enum FiredBy

@@ -32,7 +32,7 @@ GRANT SELECT ON fencing.terms TO PUBLIC;
 
 CREATE FUNCTION fencing.fence_next_epoch(scope text, holder text DEFAULT NULL)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'fence_next_epoch'
+AS 'MODULE_PATHNAME', 'fencing_fence_next_epoch'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.fence_next_epoch(text, text) IS
 'Issues a new term for a scope on leader takeover: strictly greater than every term of the scope and its mark, durable, and the scope''s new mark. Needs the lead privilege on the scope; creates a missing scope (tokens issued) for roles allowed to create scopes.';
@@ -45,7 +45,7 @@ COMMENT ON FUNCTION fencing.fence_next_epoch(text, text) IS
 CREATE FUNCTION fencing.clock_timeline(OUT timeline bigint, OUT term_floor bigint,
                                        OUT term_limit bigint)
 RETURNS record
-AS 'MODULE_PATHNAME', 'clock_timeline'
+AS 'MODULE_PATHNAME', 'fencing_clock_timeline'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION fencing.clock_timeline() IS
 'The timeline of this server (the replayed one on a standby) and its band of terms: no term issued on it is below term_floor; a scope whose mark or latest term is at or above term_limit is outside the band, and its terms are not protected against reissue by an asynchronous failover.';

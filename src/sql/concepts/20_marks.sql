@@ -44,7 +44,7 @@ GRANT SELECT ON fencing.scopes TO PUBLIC;
 -- have this ACL, and test 65_upgrade_objects compares ACLs).
 CREATE FUNCTION fencing.reset_mark(scope text, mark bigint)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'reset_mark'
+AS 'MODULE_PATHNAME', 'fencing_reset_mark'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fencing.reset_mark(text, bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.reset_mark(text, bigint) TO PUBLIC;
@@ -54,7 +54,7 @@ COMMENT ON FUNCTION fencing.reset_mark(text, bigint) IS
 -- External tokens fence at takeover: the new holder raises the mark at once.
 CREATE FUNCTION fencing.takeover(scope text, token bigint)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'takeover'
+AS 'MODULE_PATHNAME', 'fencing_takeover'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.takeover(text, bigint) IS
 'Raises a scope''s mark to the token of its new holder at once (an etcd lock key''s mod_revision, a ZooKeeper czxid, a Consul LockIndex, a Kubernetes leaseTransitions), so the previous holder is fenced before the new one writes. Waits for in-flight writers of the scope, commits durably, needs the write privilege; a token below the mark fails with ZF001. Returns the previous mark.';
@@ -65,7 +65,7 @@ COMMENT ON FUNCTION fencing.takeover(text, bigint) IS
 -- For the failover manager's promotion hook; a superuser's by default.
 CREATE FUNCTION fencing.fence_older_timelines(max_scopes integer DEFAULT 1000)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'fence_older_timelines'
+AS 'MODULE_PATHNAME', 'fencing_fence_older_timelines'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fencing.fence_older_timelines(integer) FROM PUBLIC;
 COMMENT ON FUNCTION fencing.fence_older_timelines(integer) IS
@@ -75,7 +75,7 @@ COMMENT ON FUNCTION fencing.fence_older_timelines(integer) IS
 -- (a higher term was issued, or a higher token written) is not live.
 CREATE FUNCTION fencing.committed_mark(scope text)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'committed_mark'
+AS 'MODULE_PATHNAME', 'fencing_committed_mark'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.committed_mark(text) IS
 'The committed mark of a scope, read with a fresh snapshot and no lock; NULL for an unknown scope or one the caller may not read.';
@@ -86,7 +86,7 @@ COMMENT ON FUNCTION fencing.committed_mark(text) IS
 -- restores).
 CREATE FUNCTION fencing.forget_cached_marks()
 RETURNS trigger
-AS 'MODULE_PATHNAME', 'forget_cached_marks'
+AS 'MODULE_PATHNAME', 'fencing_forget_cached_marks'
 LANGUAGE C;
 REVOKE ALL ON FUNCTION fencing.forget_cached_marks() FROM PUBLIC;
 COMMENT ON FUNCTION fencing.forget_cached_marks() IS

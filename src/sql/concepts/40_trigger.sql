@@ -8,7 +8,7 @@
 
 CREATE FUNCTION fencing.fence_trigger()
 RETURNS trigger
-AS 'MODULE_PATHNAME', 'fence_trigger'
+AS 'MODULE_PATHNAME', 'fencing_fence_trigger'
 LANGUAGE C;
 -- Not API: a CREATE TRIGGER made by hand could give it any arguments (bind
 -- a table to another tenant's scope).  Postgres checks EXECUTE only when a
@@ -26,7 +26,7 @@ COMMENT ON FUNCTION fencing.fence_trigger() IS
 -- raise.
 CREATE FUNCTION fencing.raise_pending()
 RETURNS boolean
-AS 'MODULE_PATHNAME', 'raise_pending'
+AS 'MODULE_PATHNAME', 'fencing_raise_pending'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.raise_pending() IS
 'Whether this transaction deferred the raise of a mark to the AFTER INSERT fence trigger (INSERT ... ON CONFLICT).';
@@ -38,7 +38,7 @@ COMMENT ON FUNCTION fencing.raise_pending() IS
 -- owner.  It reads nothing and returns only valid text.
 CREATE FUNCTION fencing.trigger_arguments(tgargs bytea)
 RETURNS text[]
-AS 'MODULE_PATHNAME', 'trigger_arguments'
+AS 'MODULE_PATHNAME', 'fencing_trigger_arguments'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION fencing.trigger_arguments(bytea) IS
 'The arguments of a trigger (pg_trigger.tgargs) as a text array.';
@@ -50,14 +50,14 @@ CREATE FUNCTION fencing.protect(relation regclass, token_column name,
                                 scope text DEFAULT NULL, scope_column name DEFAULT NULL,
                                 on_stale text DEFAULT 'error', tokens text DEFAULT 'column')
 RETURNS void
-AS 'MODULE_PATHNAME', 'protect'
+AS 'MODULE_PATHNAME', 'fencing_protect'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.protect(regclass, name, text, name, text, text) IS
 'Protects a table: installs the fence triggers for a token column, a fixed scope or a scope column (or neither: per-row fencing only), a policy (error or skip) and a token source (column, or declared: only tokens declared with use_token() count).';
 
 CREATE FUNCTION fencing.unprotect(relation regclass)
 RETURNS void
-AS 'MODULE_PATHNAME', 'unprotect'
+AS 'MODULE_PATHNAME', 'fencing_unprotect'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.unprotect(regclass) IS
 'Removes the fence triggers from a table.';
@@ -146,7 +146,7 @@ GRANT SELECT ON fencing.protected_tables TO PUBLIC;
 -- triggers are not): this event trigger adds it, with the parent's arguments.
 CREATE FUNCTION fencing.protect_new_partitions(relation regclass)
 RETURNS integer
-AS 'MODULE_PATHNAME', 'protect_new_partitions'
+AS 'MODULE_PATHNAME', 'fencing_protect_new_partitions'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fencing.protect_new_partitions(regclass) FROM PUBLIC;
 COMMENT ON FUNCTION fencing.protect_new_partitions(regclass) IS

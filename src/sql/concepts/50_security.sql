@@ -34,7 +34,7 @@ ALTER TABLE fencing.scope_grants ENABLE ALWAYS TRIGGER forget_all_cached_grants;
 CREATE FUNCTION fencing.create_scope(scope text, tokens text DEFAULT 'issued',
                                      owner regrole DEFAULT NULL)
 RETURNS void
-AS 'MODULE_PATHNAME', 'create_scope'
+AS 'MODULE_PATHNAME', 'fencing_create_scope'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 -- who may create scopes (also implicitly) is who may execute this
 REVOKE ALL ON FUNCTION fencing.create_scope(text, text, regrole) FROM PUBLIC;
@@ -43,35 +43,35 @@ COMMENT ON FUNCTION fencing.create_scope(text, text, regrole) IS
 
 CREATE FUNCTION fencing.grant_scope(scope text, privilege text, grantee text)
 RETURNS boolean
-AS 'MODULE_PATHNAME', 'grant_scope'
+AS 'MODULE_PATHNAME', 'fencing_grant_scope'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.grant_scope(text, text, text) IS
 'Grants lead, write or read on a scope to a role or to public; for the scope''s owner. Returns false if it was granted already.';
 
 CREATE FUNCTION fencing.revoke_scope(scope text, privilege text, grantee text)
 RETURNS boolean
-AS 'MODULE_PATHNAME', 'revoke_scope'
+AS 'MODULE_PATHNAME', 'fencing_revoke_scope'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.revoke_scope(text, text, text) IS
 'Revokes lead, write or read on a scope from a role or from public; for the scope''s owner. Returns false if there was no such grant.';
 
 CREATE FUNCTION fencing.alter_scope_owner(scope text, owner regrole)
 RETURNS void
-AS 'MODULE_PATHNAME', 'alter_scope_owner'
+AS 'MODULE_PATHNAME', 'fencing_alter_scope_owner'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.alter_scope_owner(text, regrole) IS
 'Hands a scope over to another role; for its owner, who must be a member of the new owner role (or a superuser).';
 
 CREATE FUNCTION fencing.alter_scope_tokens(scope text, tokens text)
 RETURNS void
-AS 'MODULE_PATHNAME', 'alter_scope_tokens'
+AS 'MODULE_PATHNAME', 'fencing_alter_scope_tokens'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.alter_scope_tokens(text, text) IS
 'Switches a scope between issued and external tokens; for its owner.';
 
 CREATE FUNCTION fencing.may_read(scope text)
 RETURNS boolean
-AS 'MODULE_PATHNAME', 'may_read'
+AS 'MODULE_PATHNAME', 'fencing_may_read'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.may_read(text) IS
 'Whether the current role may see a scope''s rows: superusers, pg_monitor and pg_read_all_stats, the owner, any grantee. The row-level security policy of the extension''s tables.';

@@ -57,7 +57,7 @@ COMMENT ON FUNCTION fencing.lease_is_live(fencing.leases) IS
 CREATE FUNCTION fencing.acquire_lease(scope text, holder text, ttl interval,
     OUT granted boolean, OUT term bigint, OUT lease_holder text, OUT expires_at timestamptz)
 RETURNS record
-AS 'MODULE_PATHNAME', 'acquire_lease'
+AS 'MODULE_PATHNAME', 'fencing_acquire_lease'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.acquire_lease(text, text, interval) IS
 'Grants the scope''s lease when it is free or expired, with a new term (the previous holder is fenced); when another holder''s lease is live, grants nothing and says who holds it until when. A holder asking again for its live lease keeps its term. Needs the lead privilege on the scope.';
@@ -66,14 +66,14 @@ CREATE FUNCTION fencing.renew_lease(scope text, holder text, term bigint, ttl in
     OUT renewed boolean, OUT expires_at timestamptz,
     OUT lease_holder text, OUT lease_term bigint)
 RETURNS record
-AS 'MODULE_PATHNAME', 'renew_lease'
+AS 'MODULE_PATHNAME', 'fencing_renew_lease'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.renew_lease(text, text, bigint, interval) IS
 'Extends the lease for the holder of the current term while it has not expired; anything else changes nothing, returns renewed = false and who holds the lease now, if anyone. Needs the lead privilege on the scope.';
 
 CREATE FUNCTION fencing.release_lease(scope text, holder text, term bigint)
 RETURNS boolean
-AS 'MODULE_PATHNAME', 'release_lease'
+AS 'MODULE_PATHNAME', 'fencing_release_lease'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.release_lease(text, text, bigint) IS
 'Ends the live lease of this holder and term at once, so the next acquire gets a new term; anything else changes nothing and returns false. Needs the lead privilege on the scope.';

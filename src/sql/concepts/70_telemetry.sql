@@ -18,7 +18,7 @@ CREATE FUNCTION fencing.scope_counters(
     OUT lease_expiries bigint,
     OUT last_rejection_at timestamptz, OUT stats_since timestamptz)
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'scope_counters'
+AS 'MODULE_PATHNAME', 'fencing_scope_counters'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.scope_counters() IS
 'The shared-memory counters of every scope of this database that had an event since the last reset (no rows when fencing is not in shared_preload_libraries). Read fencing.scope_stats instead.';
@@ -37,7 +37,7 @@ CREATE FUNCTION fencing.table_counters(
     OUT lease_expiries bigint,
     OUT last_rejection_at timestamptz, OUT stats_since timestamptz)
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'table_counters'
+AS 'MODULE_PATHNAME', 'fencing_table_counters'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.table_counters() IS
 'The shared-memory counters of every relation (partitions apart) of this database that had an event since the last reset. Read fencing.table_stats instead.';
@@ -47,7 +47,7 @@ CREATE FUNCTION fencing.last_rejection_events(
     OUT occurred_at timestamptz, OUT token bigint, OUT mark bigint, OUT declared bigint,
     OUT role text, OUT application_name text, OUT client text)
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'last_rejection_events'
+AS 'MODULE_PATHNAME', 'fencing_last_rejection_events'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.last_rejection_events() IS
 'The last rejection of each kind per scope (by = scope) and per relation (by = table), from shared memory. Read fencing.last_rejections instead.';
@@ -55,14 +55,14 @@ COMMENT ON FUNCTION fencing.last_rejection_events() IS
 CREATE FUNCTION fencing.stats_info(OUT enabled boolean, OUT entries bigint,
                                    OUT max_entries integer, OUT untracked bigint)
 RETURNS record
-AS 'MODULE_PATHNAME', 'stats_info'
+AS 'MODULE_PATHNAME', 'fencing_stats_info'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.stats_info() IS
 'Whether statistics are collected (fencing in shared_preload_libraries), the entries in use (all databases), fencing.stats_max, and events not counted because the table was full.';
 
 CREATE FUNCTION fencing.stats_reset()
 RETURNS timestamptz
-AS 'MODULE_PATHNAME', 'stats_reset'
+AS 'MODULE_PATHNAME', 'fencing_stats_reset'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fencing.stats_reset() FROM PUBLIC;
 COMMENT ON FUNCTION fencing.stats_reset() IS

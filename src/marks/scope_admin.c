@@ -11,10 +11,10 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
 #include "security/scope_acl.h"
 #include "marks/scope_mark.h"
-#include "marks/scope_rows.h"
+#include "state/scope_rows.h"
 
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -78,7 +78,7 @@ require_may_become(Oid role)
 static void
 require_owner(const char *scope, ScopeInfo *info)
 {
-	if (!scope_acl_installed())
+	if (!fencing_sql_at_least(FENCING_SQL_1_2))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"fencing\" must be updated to manage scope owners"),
@@ -111,16 +111,16 @@ grantee_arg(FunctionCallInfo fcinfo, int n)
  * fencing.create_scope(scope text, tokens text DEFAULT 'issued',
  *                      owner regrole DEFAULT NULL): NULL owner is the caller.
  */
-PG_FUNCTION_INFO_V1(create_scope);
+FENCING_FUNCTION(fencing_create_scope);
 
 Datum
-create_scope(PG_FUNCTION_ARGS)
+fencing_create_scope(PG_FUNCTION_ARGS)
 {
 	char	   *scope = scope_arg(fcinfo, 0);
 	bool		issued = tokens_arg(fcinfo, 1);
 	Oid			owner = PG_ARGISNULL(2) ? GetUserId() : PG_GETARG_OID(2);
 
-	if (!scope_acl_installed())
+	if (!fencing_sql_at_least(FENCING_SQL_1_2))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"fencing\" must be updated to create scopes"),
@@ -156,10 +156,10 @@ privilege_change_args(FunctionCallInfo fcinfo, char **scope,
 }
 
 /* fencing.grant_scope(scope text, privilege text, grantee text) returns boolean */
-PG_FUNCTION_INFO_V1(grant_scope);
+FENCING_FUNCTION(fencing_grant_scope);
 
 Datum
-grant_scope(PG_FUNCTION_ARGS)
+fencing_grant_scope(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
 	static const char *sql =
@@ -180,10 +180,10 @@ grant_scope(PG_FUNCTION_ARGS)
 }
 
 /* fencing.revoke_scope(scope text, privilege text, grantee text) returns boolean */
-PG_FUNCTION_INFO_V1(revoke_scope);
+FENCING_FUNCTION(fencing_revoke_scope);
 
 Datum
-revoke_scope(PG_FUNCTION_ARGS)
+fencing_revoke_scope(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
 	static const char *sql =
@@ -203,10 +203,10 @@ revoke_scope(PG_FUNCTION_ARGS)
 }
 
 /* fencing.alter_scope_owner(scope text, owner regrole) */
-PG_FUNCTION_INFO_V1(alter_scope_owner);
+FENCING_FUNCTION(fencing_alter_scope_owner);
 
 Datum
-alter_scope_owner(PG_FUNCTION_ARGS)
+fencing_alter_scope_owner(PG_FUNCTION_ARGS)
 {
 	char	   *scope = scope_arg(fcinfo, 0);
 	Oid			owner;
@@ -229,10 +229,10 @@ alter_scope_owner(PG_FUNCTION_ARGS)
 }
 
 /* fencing.alter_scope_tokens(scope text, tokens text) */
-PG_FUNCTION_INFO_V1(alter_scope_tokens);
+FENCING_FUNCTION(fencing_alter_scope_tokens);
 
 Datum
-alter_scope_tokens(PG_FUNCTION_ARGS)
+fencing_alter_scope_tokens(PG_FUNCTION_ARGS)
 {
 	char	   *scope = scope_arg(fcinfo, 0);
 	bool		issued = tokens_arg(fcinfo, 1);

@@ -77,10 +77,10 @@ scopes_below(int64 band_floor, int32 max_scopes)
  * commit.  The locks are held to the end of the transaction, hence the
  * bound: call it again until it returns 0.
  */
-PG_FUNCTION_INFO_V1(fence_older_timelines);
+FENCING_FUNCTION(fencing_fence_older_timelines);
 
 Datum
-fence_older_timelines(PG_FUNCTION_ARGS)
+fencing_fence_older_timelines(PG_FUNCTION_ARGS)
 {
 	int32		max_scopes;
 	int64		band_floor;
@@ -109,7 +109,7 @@ fence_older_timelines(PG_FUNCTION_ARGS)
 		ScopeInfo	info;
 		int64		mark;
 
-		/* scope security (issue 7): the owner's, before any lock */
+		/* rights: the owner's, before any lock */
 		scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_OK, &info);
 		mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_OK, SCOPE_PRIV_OWNER, NULL);
 		if (!scope_info_read(scope, &info) || !info.issued || mark == SCOPE_MARK_NONE ||

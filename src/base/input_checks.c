@@ -2,13 +2,13 @@
  *
  * input_checks.c
  *	  Checks of user-supplied values that every module shares: scope names,
- *	  holders, tokens; and the backend-local hash tables keyed by scope.
+ *	  holders, tokens.
  *	  Names and holders are valid text in the database's encoding: stored
  *	  invalid, they would break COPY, pg_dump and every client reading them.
  *
  *-------------------------------------------------------------------------
  */
-#include "checks/input_checks.h"
+#include "base/input_checks.h"
 
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
@@ -75,35 +75,6 @@ fencing_check_name_args(FunctionCallInfo fcinfo, char **scope, char **holder)
 				 errhint("Name the process asking for the lease, uniquely (host, pid, start time).")));
 	*holder = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	fencing_check_holder(*holder);
-}
-
-/*
- * fencing.check_names(scope text, holder text): the checks above, for the
- * lease functions of 1.1 and 1.2, written in SQL (1.3 no longer has it; the
- * library keeps it for a schema not yet updated).
- */
-PG_FUNCTION_INFO_V1(check_names);
-
-Datum
-check_names(PG_FUNCTION_ARGS)
-{
-	char	   *scope;
-	char	   *holder;
-
-	fencing_check_name_args(fcinfo, &scope, &holder);
-	PG_RETURN_VOID();
-}
-
-/* A backend-local hash table keyed by scope name. */
-HTAB *
-fencing_scope_hash_create(const char *name, Size entrysize, MemoryContext cxt)
-{
-	HASHCTL		ctl;
-
-	ctl.keysize = FENCING_SCOPE_MAX_LEN + 1;
-	ctl.entrysize = entrysize;
-	ctl.hcxt = cxt;
-	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 }
 
 /* Tokens are non-negative: every lock service we know counts up from 0 or 1. */

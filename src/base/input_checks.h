@@ -10,15 +10,10 @@
 
 #include "fencing.h"
 
-#include "utils/hsearch.h"
-
 /* Validation of user-supplied values, shared by every module. */
 extern void fencing_check_scope_name(const char *scope);
 extern void fencing_check_holder(const char *holder);
 extern void fencing_check_token(int64 token);
 extern void fencing_check_name_args(FunctionCallInfo fcinfo, char **scope, char **holder);
-
-extern HTAB *fencing_scope_hash_create(const char *name, Size entrysize,
-									   MemoryContext cxt);
 
 #endif							/* INPUT_CHECKS_H */

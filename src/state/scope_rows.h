@@ -43,4 +43,16 @@ extern void scope_rows_set_term(Relation scopes, const char *scope, HeapTuple ro
 extern void scope_rows_set_owner(const char *scope, Oid owner);
 extern void scope_rows_set_tokens(const char *scope, bool issued);
 
+/*
+ * The messages that make every backend forget what it cached of a scope
+ * (marks/mark_cache.c receives them), sent when this transaction commits:
+ * for one scope whose row is written (each function above sends its own),
+ * or for the whole registry.
+ */
+extern void scope_rows_invalidate(const char *scope);
+extern void scope_rows_invalidate_all(void);
+
+/* Called by end_of_xact.c, in its order. */
+extern void scope_rows_at_xact_end(void);
+
 #endif							/* SCOPE_ROWS_H */

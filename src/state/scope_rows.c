@@ -7,7 +7,7 @@
  * Whatever a write changes, every backend must forget what it cached of the
  * scope (its mark, and the id and owner it is locked by: mark_cache.c) once
  * the write commits.  Each function here says so itself
- * (mark_cache_invalidate_scope), however it writes: through SQL, where the
+ * (scope_rows_invalidate), however it writes: through SQL, where the
  * trigger forget_cached_marks says it too, for the writes that need the
  * executor (a new row meets its concurrent creators on the unique name:
  * INSERT ... ON CONFLICT; a mark raised only if higher), or directly
@@ -17,16 +17,83 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "marks/scope_rows.h"
+#include "state/scope_rows.h"
 
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/timestamp.h"
 
-#include "marks/mark_cache.h"
-#include "security/scope_acl.h"
+#include "base/scope_tables.h"
 #include "state/direct_row.h"
 #include "state/extension_state.h"
+
+/*
+ * A transaction that changes more scopes than this sends one message for
+ * the whole table instead of one per scope (bounded sinval traffic).
+ */
+#define MARK_INVAL_MAX	64
+
+/* Scopes this transaction sent a message for; -1 once it sent the table's. */
+static int	inval_sent = 0;
+
+/* Register a relcache invalidation of "relid", which need not be a relation. */
+static void
+invalidate_relid(Oid relid)
+{
+	/* a pg_class tuple as CacheInvalidateRelcacheByTuple reads it: oid, relisshared */
+	union
+	{
+		HeapTupleHeaderData hdr;
+		char		data[MAXALIGN(SizeofHeapTupleHeader) + sizeof(FormData_pg_class)];
+	}			buf;
+	HeapTupleData tuple;
+	Form_pg_class classform;
+
+	memset(&buf, 0, sizeof(buf));
+	buf.hdr.t_hoff = MAXALIGN(SizeofHeapTupleHeader);
+	tuple.t_data = &buf.hdr;
+	tuple.t_len = sizeof(buf);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = RelationRelationId;
+	classform = (Form_pg_class) GETSTRUCT(&tuple);
+	classform->oid = relid;
+	classform->relisshared = false;
+	CacheInvalidateRelcacheByTuple(&tuple);
+}
+
+void
+scope_rows_invalidate(const char *scope)
+{
+	if (inval_sent >= 0 && inval_sent < MARK_INVAL_MAX)
+	{
+		invalidate_relid(scope_inval_id(scope));
+		inval_sent++;
+		return;
+	}
+	/*
+	 * Too many: the whole table, registered again each time (a duplicate is
+	 * not added twice), so that it stays registered in whatever
+	 * subtransaction survives.
+	 */
+	inval_sent = -1;
+	invalidate_relid(fencing_scopes_relid());
+}
+
+void
+scope_rows_invalidate_all(void)
+{
+	invalidate_relid(fencing_scopes_relid());
+}
+
+void
+scope_rows_at_xact_end(void)
+{
+	inval_sent = 0;
+}
 
 bool
 scope_rows_create(const char *scope, Oid owner, bool issued)
@@ -48,14 +115,14 @@ scope_rows_create(const char *scope, Oid owner, bool issued)
 	values[1] = ObjectIdGetDatum(owner);
 	values[2] = CStringGetTextDatum(issued ? "issued" : "external");
 	fencing_spi_connect_as_owner(&uctx);
-	if (scope_acl_installed())
+	if (fencing_sql_at_least(FENCING_SQL_1_2))
 		fencing_spi_execute(&plan, sql, 3, argtypes, values, false);
 	else
 		fencing_spi_execute(&legacy_plan, legacy_sql, 1, argtypes, values, false);
 	inserted = SPI_processed > 0;
 	fencing_spi_finish_as_owner(&uctx);
 	if (inserted)
-		mark_cache_invalidate_scope(scope);
+		scope_rows_invalidate(scope);
 	return inserted;
 }
 
@@ -70,7 +137,7 @@ scope_rows_remove_created(const char *scope)
 
 	values[0] = CStringGetTextDatum(scope);
 	(void) fencing_execute_as_owner(&plan, sql, 1, argtypes, values);
-	mark_cache_invalidate_scope(scope);
+	scope_rows_invalidate(scope);
 }
 
 /* One UPDATE of the scope's row through SQL: $1 is the scope, $2 "value". */
@@ -83,7 +150,7 @@ update_row(SPIPlanPtr *plan, const char *sql, const char *scope, Oid type, Datum
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = value;
 	(void) fencing_execute_as_owner(plan, sql, 2, argtypes, values);
-	mark_cache_invalidate_scope(scope);
+	scope_rows_invalidate(scope);
 }
 
 void
@@ -131,7 +198,7 @@ scope_rows_set_term(Relation scopes, const char *scope, HeapTuple row,
 														  RelationGetDescr(scopes), &isnull)) + 1);
 	direct_row_change(scopes, fencing_scopes_pkey_relid(), scope, row,
 					  lengthof(cols), cols, values, nulls);
-	mark_cache_invalidate_scope(scope);
+	scope_rows_invalidate(scope);
 }
 
 void
