@@ -13,6 +13,7 @@
 
 #include "end_of_xact.h"
 #include "marks/scope_mark.h"
+#include "marks/shared_marks.h"
 #include "security/bypass.h"
 #include "telemetry/fence_stats.h"
 #include "trigger/fence_config.h"
@@ -26,6 +27,7 @@ void
 _PG_init(void)
 {
 	bypass_init();
+	shared_marks_init();
 	/* settings before the prefix is reserved, which drops placeholders */
 	fence_stats_init();
 

@@ -51,6 +51,7 @@
 #include "utils/inval.h"
 #include "utils/memutils.h"
 
+#include "marks/shared_marks.h"
 #include "state/extension_state.h"
 
 typedef struct CachedMark
@@ -84,6 +85,8 @@ mark_cache_relcache_callback(Datum arg, Oid relid)
 {
 	Oid			table = fencing_scopes_relid_if_known();
 
+	shared_marks_message(relid);
+
 	/* also when the table is not known (yet, or any more): always safe */
 	if (relid == InvalidOid || relid == table || !OidIsValid(table))
 	{
@@ -112,41 +115,16 @@ mark_cache_init(void)
 void
 mark_cache_sync(void)
 {
+	/* first, so that every message taken in is told apart (shared_marks.c) */
+	shared_marks_registry_seen(fencing_scopes_relid());
 	AcceptInvalidationMessages();
 }
 
-bool
-mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key)
+static void
+put_local(Oid id, const char *scope, int64 mark, const ScopeKey *key)
 {
 	CachedMark *entry;
 
-	if (marks == NULL)
-		return false;
-	entry = hash_search(marks, &id, HASH_FIND, NULL);
-	if (entry == NULL || strcmp(entry->scope, scope) != 0)
-		return false;
-	*mark = entry->mark;
-	*key = entry->key;
-	return true;
-}
-
-uint64
-mark_cache_read_start(Oid id)
-{
-	reading_id = id;
-	return inval_counter;
-}
-
-void
-mark_cache_put(Oid id, const char *scope, int64 mark, const ScopeKey *key,
-			   uint64 read_start)
-{
-	CachedMark *entry;
-
-	reading_id = InvalidOid;
-	/* a message for this scope arrived while it was read: not cached */
-	if (inval_counter != read_start)
-		return;
 	entry = scope_table_enter(&marks, "fencing cached marks", sizeof(CachedMark),
 							  CacheMemoryContext, MARK_CACHE_MAX, id);
 	strlcpy(entry->scope, scope, sizeof(entry->scope));
@@ -154,14 +132,52 @@ mark_cache_put(Oid id, const char *scope, int64 mark, const ScopeKey *key,
 	entry->key = *key;
 }
 
+bool
+mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key)
+{
+	CachedMark *entry = NULL;
+
+	if (marks != NULL)
+		entry = hash_search(marks, &id, HASH_FIND, NULL);
+	if (entry != NULL && strcmp(entry->scope, scope) == 0)
+	{
+		*mark = entry->mark;
+		*key = entry->key;
+		return true;
+	}
+	/* what another backend read, exact by the same messages */
+	if (!shared_marks_get(id, scope, mark, key))
+		return false;
+	put_local(id, scope, *mark, key);
+	return true;
+}
+
+void
+mark_cache_read_start(Oid id, MarkReadStart *start)
+{
+	reading_id = id;
+	start->local = inval_counter;
+	start->shared = shared_marks_stamp(id);
+}
+
+void
+mark_cache_put(Oid id, const char *scope, int64 mark, const ScopeKey *key,
+			   const MarkReadStart *start)
+{
+	reading_id = InvalidOid;
+	/* a message for this scope arrived while it was read: not cached */
+	if (inval_counter == start->local)
+		put_local(id, scope, mark, key);
+	shared_marks_put(id, scope, mark, key, start->shared);
+}
+
 void
 mark_cache_forget(const char *scope)
 {
-	if (marks != NULL)
-	{
-		Oid			id = scope_inval_id(scope);
+	Oid			id = scope_inval_id(scope);
 
+	if (marks != NULL)
 		(void) hash_search(marks, &id, HASH_REMOVE, NULL);
-	}
+	shared_marks_forget(id);
 }
 

@@ -32,9 +32,15 @@ extern void mark_cache_sync(void);
  * goes what the scope is locked by (id 0: no such scope).
  */
 extern bool mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key);
-extern uint64 mark_cache_read_start(Oid id);
+typedef struct MarkReadStart
+{
+	uint64		local;			/* this backend's count of messages */
+	uint64		shared;			/* the shared cache's stamp */
+} MarkReadStart;
+
+extern void mark_cache_read_start(Oid id, MarkReadStart *start);
 extern void mark_cache_put(Oid id, const char *scope, int64 mark, const ScopeKey *key,
-						   uint64 read_start);
+						   const MarkReadStart *start);
 extern void mark_cache_forget(const char *scope);
 
 #endif							/* MARK_CACHE_H */

@@ -387,15 +387,15 @@ static int64
 read_mark_shared(const ScopeHold *entry, ScopeKey *key)
 {
 	int64		mark;
-	uint64		read_start;
+	MarkReadStart read_start;
 
 	mark_cache_sync();
 	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark, key))
 		return mark;
-	read_start = mark_cache_read_start(entry->cache_id);
+	mark_cache_read_start(entry->cache_id, &read_start);
 	mark = read_mark_table(entry->scope, NULL, key);
 	if (!changed_marks)
-		mark_cache_put(entry->cache_id, entry->scope, mark, key, read_start);
+		mark_cache_put(entry->cache_id, entry->scope, mark, key, &read_start);
 	return mark;
 }
 

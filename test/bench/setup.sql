@@ -24,7 +24,7 @@ DO $$
 DECLARE
     t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['bench_plain', 'bench_noop', 'bench_row', 'bench_scope1', 'bench_scope64', 'bench_plpgsql']
+    FOREACH t IN ARRAY ARRAY['bench_plain', 'bench_noop', 'bench_row', 'bench_scope1', 'bench_scope64', 'bench_scopecold', 'bench_plpgsql']
     LOOP
         EXECUTE format('CREATE TABLE %I (id int PRIMARY KEY, shard int NOT NULL, '
                        'v bigint NOT NULL, tok bigint NOT NULL) WITH (fillfactor = 90)', t);
@@ -37,6 +37,16 @@ $$;
 SELECT fencing.protect('bench_row', 'tok') \g /dev/null
 SELECT fencing.protect('bench_scope1', 'tok', scope => 'bench') \g /dev/null
 SELECT fencing.protect('bench_scope64', 'tok', scope_column => 'shard') \g /dev/null
+
+-- One scope per row: bench_scopecold's shard is its id + 1000, and each of the
+-- 100,000 scopes exists with the mark :tok (registered directly: issuing
+-- 100,000 terms would take minutes and prove nothing more).  A backend that
+-- updates rows at random meets a scope it has not seen at almost every
+-- UPDATE, as a connection pool in front of a table of many tenants does.
+UPDATE bench_scopecold SET shard = id + 1000;
+INSERT INTO fencing.scopes (scope, mark, owner, tokens)
+  SELECT (g + 1000)::text, :tok, 'postgres'::regrole, 'issued' FROM generate_series(1, 100000) g;
+SELECT fencing.protect('bench_scopecold', 'tok', scope_column => 'shard') \g /dev/null
 
 -- Reference: the floor of any BEFORE ROW UPDATE trigger written in C.  The
 -- built-in suppress_redundant_updates_trigger() compares OLD and NEW and, as

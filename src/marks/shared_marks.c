@@ -1,0 +1,356 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_marks.c
+ *	  A cache of committed scope marks in shared memory, filled by whichever
+ *	  backend reads a mark first, so that a scope one backend has read costs
+ *	  the others a look-up, not a read of fencing.scopes.  Only when the
+ *	  library is preloaded (fencing.shared_marks entries, 0 turns it off).
+ *
+ * It is kept exact by the rules of the backend's own cache (mark_cache.c),
+ * which consults it on its own misses:
+ *	 - an entry is used only by a backend that holds the scope's lock and
+ *	   has accepted the pending invalidation messages;
+ *	 - every backend that accepts a message for a scope forgets that scope
+ *	   here (its pseudo-OID's relcache message, sent when the change commits,
+ *	   before its locks are released), and a message for the registry as a
+ *	   whole, or a reset of the message queue, forgets every entry (a new
+ *	   generation);
+ *	 - a fill carries a stamp taken before the read's snapshot: the set's
+ *	   count of forgets and the generation.  A fill whose stamp is no longer
+ *	   current is dropped: the scope was forgotten while it was being read,
+ *	   and the value read may predate the change.
+ * So a backend that locks a scope after a change committed has forgotten
+ * the entry itself, at the latest while accepting messages, and reads the
+ * table; a stale value filled meanwhile by a backend that read before the
+ * commit is forgotten by the same message.
+ *
+ * The table is set-associative: a scope's set is chosen by the hash of its
+ * name and database, and holds SHARED_MARKS_WAYS entries; a full set gives
+ * up its entries in turn.  Each set has its own lightweight lock.  Entries
+ * keep the whole name, so two scopes whose hashes collide never share one.
+ * Scopes are per database: the database is part of the key.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "marks/shared_marks.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "port/pg_bitutils.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/guc.h"
+
+#define SHARED_MARKS_NAME	"fencing shared marks"
+#define SHARED_MARKS_WAYS	8
+
+typedef struct SharedMark
+{
+	uint32		hash;			/* the scope's pseudo-OID */
+	uint32		generation;		/* valid while the table's is the same */
+	Oid			dbid;
+	Oid			registry;		/* the fencing.scopes it was read from */
+	bool		valid;
+	int64		mark;
+	ScopeKey	key;
+	char		scope[FENCING_SCOPE_MAX_LEN + 1];
+} SharedMark;
+
+typedef struct SharedMarkSet
+{
+	uint32		forgets;		/* bumped by every forget of a scope of the set */
+	uint32		next_victim;
+	SharedMark	ways[SHARED_MARKS_WAYS];
+} SharedMarkSet;
+
+/* Each database's fencing.scopes, as its backends last found it. */
+#define SHARED_MARKS_DATABASES	64
+
+typedef struct RegistryOf
+{
+	Oid			dbid;
+	Oid			registry;
+} RegistryOf;
+
+typedef struct SharedMarks
+{
+	pg_atomic_uint32 generation;	/* bumped to forget every entry */
+	uint32		nsets;			/* a power of two */
+	slock_t		registries_mutex;
+	RegistryOf	registries[SHARED_MARKS_DATABASES];
+	SharedMarkSet sets[FLEXIBLE_ARRAY_MEMBER];
+} SharedMarks;
+
+static int	shared_marks_max = 16384;
+static SharedMarks *shared = NULL;
+static LWLockPadded *set_locks = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static uint32
+set_count(void)
+{
+	uint32		wanted = (uint32) (shared_marks_max + SHARED_MARKS_WAYS - 1) / SHARED_MARKS_WAYS;
+
+	return wanted <= 1 ? 1 : pg_nextpower2_32(wanted);
+}
+
+static Size
+shared_marks_size(void)
+{
+	return add_size(offsetof(SharedMarks, sets),
+					mul_size(set_count(), sizeof(SharedMarkSet)));
+}
+
+static void
+shared_marks_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(shared_marks_size());
+	RequestNamedLWLockTranche(SHARED_MARKS_NAME, (int) set_count());
+}
+
+static void
+shared_marks_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	shared = ShmemInitStruct(SHARED_MARKS_NAME, shared_marks_size(), &found);
+	if (!found)
+	{
+		memset(shared, 0, shared_marks_size());
+		pg_atomic_init_u32(&shared->generation, 1);
+		SpinLockInit(&shared->registries_mutex);
+		shared->nsets = set_count();
+	}
+	set_locks = GetNamedLWLockTranche(SHARED_MARKS_NAME);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+shared_marks_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	DefineCustomIntVariable("fencing.shared_marks",
+							"Number of scope marks kept in shared memory for every backend (0: none).",
+							"Each takes about 240 bytes; a scope not kept there is read from fencing.scopes by each backend that writes it first.",
+							&shared_marks_max,
+							16384, 0, 64 * 1024 * 1024,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	if (shared_marks_max == 0)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = shared_marks_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = shared_marks_shmem_startup;
+}
+
+/* The set of a scope of this database, and its lock. */
+static SharedMarkSet *
+set_of(uint32 hash, LWLock **lock)
+{
+	uint32		i = hash_combine(hash, MyDatabaseId) & (shared->nsets - 1);
+
+	*lock = &set_locks[i].lock;
+	return &shared->sets[i];
+}
+
+/* This backend's registry: known before any get or put (shared_marks_registry_seen). */
+static Oid	my_registry = InvalidOid;
+
+static bool
+is_entry(const SharedMark *m, uint32 hash, const char *scope)
+{
+	return m->hash == hash && m->dbid == MyDatabaseId && m->registry == my_registry &&
+		strcmp(m->scope, scope) == 0;
+}
+
+void
+shared_marks_registry_seen(Oid registry)
+{
+	int			free_slot = -1;
+
+	if (shared == NULL || registry == my_registry)
+		return;
+	my_registry = registry;
+	SpinLockAcquire(&shared->registries_mutex);
+	for (int i = 0; i < SHARED_MARKS_DATABASES; i++)
+	{
+		if (shared->registries[i].dbid == MyDatabaseId)
+		{
+			free_slot = i;
+			break;
+		}
+		if (free_slot < 0 && !OidIsValid(shared->registries[i].dbid))
+			free_slot = i;
+	}
+	if (free_slot >= 0)
+	{
+		shared->registries[free_slot].dbid = MyDatabaseId;
+		shared->registries[free_slot].registry = registry;
+	}
+	SpinLockRelease(&shared->registries_mutex);
+}
+
+/*
+ * Whether a relcache message for relid concerns the whole registry of this
+ * database: a backend that has not looked fencing.scopes up itself asks what
+ * the others found.  When no backend of the database has (no entry of it
+ * can exist), no; when too many databases use the extension to remember
+ * theirs, every message might.
+ */
+static bool
+is_registry(Oid relid)
+{
+	bool		known = false;
+	bool		is = false;
+
+	if (OidIsValid(my_registry))
+		return relid == my_registry;
+	SpinLockAcquire(&shared->registries_mutex);
+	for (int i = 0; i < SHARED_MARKS_DATABASES; i++)
+	{
+		if (shared->registries[i].dbid == MyDatabaseId)
+		{
+			known = true;
+			is = shared->registries[i].registry == relid;
+			break;
+		}
+	}
+	if (!known && OidIsValid(shared->registries[SHARED_MARKS_DATABASES - 1].dbid))
+		is = true;				/* full: it may have been left out */
+	SpinLockRelease(&shared->registries_mutex);
+	return is;
+}
+
+bool
+shared_marks_get(uint32 hash, const char *scope, int64 *mark, ScopeKey *key)
+{
+	LWLock	   *lock;
+	SharedMarkSet *set;
+	bool		found = false;
+
+	if (shared == NULL || !OidIsValid(my_registry))
+		return false;
+	set = set_of(hash, &lock);
+	LWLockAcquire(lock, LW_SHARED);
+	for (int w = 0; w < SHARED_MARKS_WAYS; w++)
+	{
+		SharedMark *m = &set->ways[w];
+
+		if (m->valid && is_entry(m, hash, scope) &&
+			m->generation == pg_atomic_read_u32(&shared->generation))
+		{
+			*mark = m->mark;
+			*key = m->key;
+			found = true;
+			break;
+		}
+	}
+	LWLockRelease(lock);
+	return found;
+}
+
+static uint64
+current_stamp(const SharedMarkSet *set)
+{
+	return ((uint64) pg_atomic_read_u32(&shared->generation) << 32) | set->forgets;
+}
+
+uint64
+shared_marks_stamp(uint32 hash)
+{
+	LWLock	   *lock;
+	SharedMarkSet *set;
+	uint64		stamp;
+
+	if (shared == NULL)
+		return 0;
+	set = set_of(hash, &lock);
+	LWLockAcquire(lock, LW_SHARED);
+	stamp = current_stamp(set);
+	LWLockRelease(lock);
+	return stamp;
+}
+
+void
+shared_marks_put(uint32 hash, const char *scope, int64 mark, const ScopeKey *key,
+				 uint64 stamp)
+{
+	LWLock	   *lock;
+	SharedMarkSet *set;
+	SharedMark *slot = NULL;
+
+	if (shared == NULL || !OidIsValid(my_registry))
+		return;
+	set = set_of(hash, &lock);
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	if (current_stamp(set) != stamp)
+	{
+		/* forgotten while it was read: the value may predate the change */
+		LWLockRelease(lock);
+		return;
+	}
+	for (int w = 0; w < SHARED_MARKS_WAYS && slot == NULL; w++)
+		if (set->ways[w].valid && is_entry(&set->ways[w], hash, scope))
+			slot = &set->ways[w];
+	for (int w = 0; w < SHARED_MARKS_WAYS && slot == NULL; w++)
+		if (!set->ways[w].valid || set->ways[w].generation != (uint32) (stamp >> 32))
+			slot = &set->ways[w];
+	if (slot == NULL)
+		slot = &set->ways[set->next_victim++ % SHARED_MARKS_WAYS];
+	slot->hash = hash;
+	slot->generation = (uint32) (stamp >> 32);
+	slot->dbid = MyDatabaseId;
+	slot->registry = my_registry;
+	slot->mark = mark;
+	slot->key = *key;
+	strlcpy(slot->scope, scope, sizeof(slot->scope));
+	slot->valid = true;
+	LWLockRelease(lock);
+}
+
+void
+shared_marks_message(Oid relid)
+{
+	if (shared == NULL)
+		return;
+	if (!OidIsValid(relid) || is_registry(relid))
+		shared_marks_forget_all();
+	else
+		shared_marks_forget((uint32) relid);
+}
+
+void
+shared_marks_forget(uint32 hash)
+{
+	LWLock	   *lock;
+	SharedMarkSet *set;
+
+	if (shared == NULL)
+		return;
+	set = set_of(hash, &lock);
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	set->forgets++;
+	for (int w = 0; w < SHARED_MARKS_WAYS; w++)
+		if (set->ways[w].hash == hash && set->ways[w].dbid == MyDatabaseId)
+			set->ways[w].valid = false;
+	LWLockRelease(lock);
+}
+
+void
+shared_marks_forget_all(void)
+{
+	if (shared != NULL)
+		pg_atomic_fetch_add_u32(&shared->generation, 1);
+}
