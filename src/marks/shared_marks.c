@@ -35,6 +35,7 @@
 #include "marks/shared_marks.h"
 
 #include "common/hashfn.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "port/pg_bitutils.h"
@@ -63,6 +64,8 @@ typedef struct SharedMarkSet
 {
 	uint32		forgets;		/* bumped by every forget of a scope of the set */
 	uint32		next_victim;
+	pg_atomic_uint64 hits;		/* for fencing.shared_marks_info() */
+	uint64		fills;
 	SharedMark	ways[SHARED_MARKS_WAYS];
 } SharedMarkSet;
 
@@ -128,6 +131,8 @@ shared_marks_shmem_startup(void)
 	{
 		memset(shared, 0, shared_marks_size());
 		pg_atomic_init_u32(&shared->generation, 1);
+		for (uint32 i = 0; i < set_count(); i++)
+			pg_atomic_init_u64(&shared->sets[i].hits, 0);
 		SpinLockInit(&shared->registries_mutex);
 		shared->nsets = set_count();
 	}
@@ -254,6 +259,7 @@ shared_marks_get(uint32 hash, const char *scope, int64 *mark, ScopeKey *key)
 			*mark = m->mark;
 			*key = m->key;
 			found = true;
+			pg_atomic_fetch_add_u64(&set->hits, 1);
 			break;
 		}
 	}
@@ -317,6 +323,7 @@ shared_marks_put(uint32 hash, const char *scope, int64 mark, const ScopeKey *key
 	slot->key = *key;
 	strlcpy(slot->scope, scope, sizeof(slot->scope));
 	slot->valid = true;
+	set->fills++;
 	LWLockRelease(lock);
 }
 
@@ -353,4 +360,53 @@ shared_marks_forget_all(void)
 {
 	if (shared != NULL)
 		pg_atomic_fetch_add_u32(&shared->generation, 1);
+}
+
+/*
+ * fencing.shared_marks_info(): whether the cache is in use, its capacity,
+ * the marks it holds now (every database), and since the server started the
+ * hits, fills, forgets of one scope and forgets of all.
+ */
+FENCING_FUNCTION(fencing_shared_marks_info);
+
+Datum
+fencing_shared_marks_info(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[6] = {0};
+	bool		nulls[6] = {0};
+	int64		entries = 0;
+	uint64		hits = 0;
+	uint64		fills = 0;
+	uint64		forgets = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (shared != NULL)
+	{
+		uint32		generation = pg_atomic_read_u32(&shared->generation);
+
+		for (uint32 i = 0; i < shared->nsets; i++)
+		{
+			SharedMarkSet *set = &shared->sets[i];
+
+			LWLockAcquire(&set_locks[i].lock, LW_SHARED);
+			for (int w = 0; w < SHARED_MARKS_WAYS; w++)
+				if (set->ways[w].valid && set->ways[w].generation == generation)
+					entries++;
+			hits += pg_atomic_read_u64(&set->hits);
+			fills += set->fills;
+			forgets += set->forgets;
+			LWLockRelease(&set_locks[i].lock);
+		}
+		values[0] = Int64GetDatum((int64) shared->nsets * SHARED_MARKS_WAYS);
+		values[1] = Int64GetDatum(entries);
+		values[2] = Int64GetDatum((int64) hits);
+		values[3] = Int64GetDatum((int64) fills);
+		values[4] = Int64GetDatum((int64) forgets);
+		values[5] = Int64GetDatum((int64) generation - 1);
+	}
+	else
+		values[0] = values[1] = values[2] = values[3] = values[4] = values[5] = Int64GetDatum(0);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

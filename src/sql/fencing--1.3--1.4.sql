@@ -493,3 +493,16 @@ CREATE OR REPLACE FUNCTION fencing.stats_reset()
 RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'fencing_stats_reset'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Marks kept in shared memory for every backend (src/marks/shared_marks.c),
+-- when the library is preloaded.
+CREATE FUNCTION fencing.shared_marks_info(OUT capacity bigint, OUT entries bigint,
+                                          OUT hits bigint, OUT fills bigint,
+                                          OUT forgets bigint, OUT resets bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'fencing_shared_marks_info'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION fencing.shared_marks_info() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.shared_marks_info() TO pg_monitor;
+COMMENT ON FUNCTION fencing.shared_marks_info() IS
+'The marks kept in shared memory for every backend (fencing.shared_marks; fencing preloaded), for superusers and pg_monitor: capacity (0: none kept), entries held now (all databases), and since the server started: hits (a backend used a mark another read), fills, forgets (messages that made a set of entries forget a scope) and resets (every entry forgotten at once).';

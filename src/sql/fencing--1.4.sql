@@ -192,6 +192,19 @@ LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.committed_mark(text) IS
 'The committed mark of a scope, read with a fresh snapshot and no lock; NULL for an unknown scope or one the caller may not read.';
 
+-- Marks kept in shared memory for every backend (src/marks/shared_marks.c),
+-- when the library is preloaded.
+CREATE FUNCTION fencing.shared_marks_info(OUT capacity bigint, OUT entries bigint,
+                                          OUT hits bigint, OUT fills bigint,
+                                          OUT forgets bigint, OUT resets bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'fencing_shared_marks_info'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION fencing.shared_marks_info() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.shared_marks_info() TO pg_monitor;
+COMMENT ON FUNCTION fencing.shared_marks_info() IS
+'The marks kept in shared memory for every backend (fencing.shared_marks; fencing preloaded), for superusers and pg_monitor: capacity (0: none kept), entries held now (all databases), and since the server started: hits (a backend used a mark another read), fills, forgets (messages that made a set of entries forget a scope) and resets (every entry forgotten at once).';
+
 -- Cached marks (src/marks/mark_cache.c): a write of a row of fencing.scopes
 -- makes every backend forget that scope only, and the triggers fire ALWAYS,
 -- also under session_replication_role = replica (logical replication apply,
