@@ -60,6 +60,8 @@ typedef struct CachedMark
 	char		scope[FENCING_SCOPE_MAX_LEN + 1];
 	int64		mark;
 	ScopeKey	key;			/* what the scope is locked by */
+	bool		share_pending;	/* read without the lock: shared once under it */
+	uint64		share_stamp;	/* the shared cache's stamp of that read */
 } CachedMark;
 
 static HTAB *marks = NULL;
@@ -120,7 +122,7 @@ mark_cache_sync(void)
 	AcceptInvalidationMessages();
 }
 
-static void
+static CachedMark *
 put_local(Oid id, const char *scope, int64 mark, const ScopeKey *key)
 {
 	CachedMark *entry;
@@ -130,10 +132,12 @@ put_local(Oid id, const char *scope, int64 mark, const ScopeKey *key)
 	strlcpy(entry->scope, scope, sizeof(entry->scope));
 	entry->mark = mark;
 	entry->key = *key;
+	entry->share_pending = false;
+	return entry;
 }
 
 bool
-mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key)
+mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key, bool locked)
 {
 	CachedMark *entry = NULL;
 
@@ -143,6 +147,12 @@ mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key)
 	{
 		*mark = entry->mark;
 		*key = entry->key;
+		if (locked && entry->share_pending)
+		{
+			/* still exact under the lock: any change since forgot it */
+			shared_marks_put(id, scope, entry->mark, &entry->key, entry->share_stamp);
+			entry->share_pending = false;
+		}
 		return true;
 	}
 	/* what another backend read, exact by the same messages */
@@ -162,13 +172,24 @@ mark_cache_read_start(Oid id, MarkReadStart *start)
 
 void
 mark_cache_put(Oid id, const char *scope, int64 mark, const ScopeKey *key,
-			   const MarkReadStart *start)
+			   const MarkReadStart *start, MarkShare share)
 {
+	CachedMark *entry = NULL;
+
 	reading_id = InvalidOid;
 	/* a message for this scope arrived while it was read: not cached */
 	if (inval_counter == start->local)
-		put_local(id, scope, mark, key);
-	shared_marks_put(id, scope, mark, key, start->shared);
+		entry = put_local(id, scope, mark, key);
+	/* a missing scope is never shared: its creation sends no forget */
+	if (key->id == 0 || share == MARK_PRIVATE)
+		return;
+	if (share == MARK_SHARE_NOW)
+		shared_marks_put(id, scope, mark, key, start->shared);
+	else if (entry != NULL)
+	{
+		entry->share_pending = true;
+		entry->share_stamp = start->shared;
+	}
 }
 
 void
@@ -179,5 +200,12 @@ mark_cache_forget(const char *scope)
 	if (marks != NULL)
 		(void) hash_search(marks, &id, HASH_REMOVE, NULL);
 	shared_marks_forget(id);
+}
+
+void
+mark_cache_forget_all(void)
+{
+	drop_marks();
+	shared_marks_forget_all();
 }
 

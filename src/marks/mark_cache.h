@@ -31,7 +31,8 @@ extern void mark_cache_sync(void);
  * "id" is scope_inval_id(scope), which callers may keep.  With the mark
  * goes what the scope is locked by (id 0: no such scope).
  */
-extern bool mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key);
+extern bool mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key,
+						   bool locked);
 typedef struct MarkReadStart
 {
 	uint64		local;			/* this backend's count of messages */
@@ -39,8 +40,22 @@ typedef struct MarkReadStart
 } MarkReadStart;
 
 extern void mark_cache_read_start(Oid id, MarkReadStart *start);
+/*
+ * Whether a read may go to the marks shared with other backends: never
+ * (not the scope's latest row version), now (read under the scope lock), or
+ * once this backend finds it again under the lock (read to learn the id).
+ */
+typedef enum MarkShare
+{
+	MARK_PRIVATE,
+	MARK_SHARE_NOW,
+	MARK_SHARE_WHEN_LOCKED
+} MarkShare;
+
 extern void mark_cache_put(Oid id, const char *scope, int64 mark, const ScopeKey *key,
-						   const MarkReadStart *start);
+						   const MarkReadStart *start, MarkShare share);
+/* This backend, and the marks shared in memory, forget a scope, or all. */
 extern void mark_cache_forget(const char *scope);
+extern void mark_cache_forget_all(void);
 
 #endif							/* MARK_CACHE_H */

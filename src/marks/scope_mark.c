@@ -377,25 +377,50 @@ read_mark_table(const char *scope, HeapTuple *row, ScopeKey *key)
 }
 
 /*
+ * Whether a row version read is the scope's latest: no transaction updated
+ * or deleted it (one that locked it only, or aborted, does not count).  A
+ * version some transaction is replacing, or replaced after the snapshot, is
+ * the committed mark now but will not stay it.
+ */
+static bool
+row_is_latest(HeapTuple tuple)
+{
+	HeapTupleHeader tup = tuple->t_data;
+
+	if ((tup->t_infomask & HEAP_XMAX_INVALID) || HEAP_XMAX_IS_LOCKED_ONLY(tup->t_infomask))
+		return true;
+	return TransactionIdDidAbort(HeapTupleHeaderGetUpdateXid(tup));
+}
+
+/*
  * The mark and the id, for a backend that holds the scope lock in share
  * mode: from this backend's cache, else from the table (and then cached).
- * Also read before the lock, to learn the id to lock by: what is cached
- * then is checked again under the lock, after mark_cache_sync() took in the
- * messages of every change committed before the lock was granted.
+ * Also read before the lock ("locked" false), to learn the id to lock by:
+ * what is cached then is checked again under the lock, after
+ * mark_cache_sync() took in the messages of every change committed before
+ * the lock was granted.  Only the scope's latest row version, found under
+ * the lock, goes to the marks shared with other backends (shared_marks.c
+ * says why both are needed).
  */
 static int64
-read_mark_shared(const ScopeHold *entry, ScopeKey *key)
+read_mark_shared(const ScopeHold *entry, ScopeKey *key, bool locked)
 {
 	int64		mark;
 	MarkReadStart read_start;
+	HeapTuple	tuple;
+	MarkShare	share = MARK_PRIVATE;
 
 	mark_cache_sync();
-	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark, key))
+	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark, key, locked))
 		return mark;
 	mark_cache_read_start(entry->cache_id, &read_start);
-	mark = read_mark_table(entry->scope, NULL, key);
+	mark = read_mark_table(entry->scope, &tuple, key);
+	if (tuple != NULL && row_is_latest(tuple))
+		share = locked ? MARK_SHARE_NOW : MARK_SHARE_WHEN_LOCKED;
+	if (tuple != NULL)
+		heap_freetuple(tuple);
 	if (!changed_marks)
-		mark_cache_put(entry->cache_id, entry->scope, mark, key, &read_start);
+		mark_cache_put(entry->cache_id, entry->scope, mark, key, &read_start, share);
 	return mark;
 }
 
@@ -411,7 +436,7 @@ refresh_stale_mark(ScopeHold *entry)
 
 	entry->mark_stale = false;
 	entry->mark = changed_marks || entry->mode == ExclusiveLock ?
-		read_mark_table(entry->scope, NULL, &key) : read_mark_shared(entry, &key);
+		read_mark_table(entry->scope, NULL, &key) : read_mark_shared(entry, &key, true);
 }
 
 /*
@@ -459,7 +484,7 @@ static int64
 learn_scope_id(ScopeHold *entry)
 {
 	if (entry->lock_key.id == 0)
-		(void) read_mark_shared(entry, &entry->lock_key);
+		(void) read_mark_shared(entry, &entry->lock_key, false);
 	return entry->lock_key.id;
 }
 
@@ -480,7 +505,7 @@ lock_share(ScopeHold *entry)
 		res = lock_entry(entry, ShareLock);
 		entry->mode = ShareLock;
 		entry->fresh = (res == LOCKACQUIRE_OK && !entry->coarse);
-		entry->mark = read_mark_shared(entry, &key);
+		entry->mark = read_mark_shared(entry, &key, true);
 		if (locked_key_holds(entry, &key))
 			break;
 	}
@@ -1033,6 +1058,8 @@ forget_row_scope(TriggerData *trigdata, HeapTuple tuple)
 
 	if (isnull)
 		return;
+	/* now, in shared memory (after the row changed); at commit, in every backend */
+	mark_cache_forget(TextDatumGetCString(d));
 	scope_rows_invalidate(TextDatumGetCString(d));
 }
 
@@ -1048,6 +1075,7 @@ fencing_forget_cached_marks(PG_FUNCTION_ARGS)
 	changed_marks = true;
 	if (!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
 	{
+		mark_cache_forget_all();
 		scope_rows_invalidate_all();
 		return PointerGetDatum(NULL);
 	}

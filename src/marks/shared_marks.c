@@ -6,23 +6,28 @@
  *	  the others a look-up, not a read of fencing.scopes.  Only when the
  *	  library is preloaded (fencing.shared_marks entries, 0 turns it off).
  *
- * It is kept exact by the rules of the backend's own cache (mark_cache.c),
- * which consults it on its own misses:
- *	 - an entry is used only by a backend that holds the scope's lock and
- *	   has accepted the pending invalidation messages;
- *	 - every backend that accepts a message for a scope forgets that scope
- *	   here (its pseudo-OID's relcache message, sent when the change commits,
- *	   before its locks are released), and a message for the registry as a
- *	   whole, or a reset of the message queue, forgets every entry (a new
- *	   generation);
- *	 - a fill carries a stamp taken before the read's snapshot: the set's
- *	   count of forgets and the generation.  A fill whose stamp is no longer
- *	   current is dropped: the scope was forgotten while it was being read,
- *	   and the value read may predate the change.
- * So a backend that locks a scope after a change committed has forgotten
- * the entry itself, at the latest while accepting messages, and reads the
- * table; a stale value filled meanwhile by a backend that read before the
- * commit is forgotten by the same message.
+ * An entry outlives the backend that filled it, and a backend started after
+ * a change never receives the change's invalidation message; so, unlike a
+ * backend's own cache, this one cannot rely on messages alone.  It is kept
+ * exact by these rules (mark_cache.c and scope_mark.c apply them):
+ *	 - every change of a scope's row forgets the scope here after the row
+ *	   changed: a raise through the extension holds the scope lock
+ *	   exclusively from before it forgets until after it commits; any other
+ *	   write (SQL by a superuser, logical replication apply) fires the
+ *	   trigger forget_cached_marks after the row changed;
+ *	 - a mark is filled only by a backend that holds the scope lock (which
+ *	   no raise in flight lets it have), and only from the scope's latest
+ *	   row version, which no transaction has updated or deleted (a write in
+ *	   flight, also of a prepared transaction, leaves the row's xmax set);
+ *	 - a fill carries a stamp taken before its read's snapshot (the set's
+ *	   count of forgets and the generation), and is dropped if the stamp is
+ *	   no longer current: the scope was forgotten while it was read.
+ * So a mark filled is the committed one, and stays so until a change that
+ * forgets it; a missing scope is never filled (its creation forgets
+ * nothing).  Every backend that accepts an invalidation message also
+ * forgets what it concerns here (a scope, or everything for the registry as
+ * a whole or a reset of the message queue): not needed for exactness, it
+ * keeps entries from outliving a change made while they were in use.
  *
  * The table is set-associative: a scope's set is chosen by the hash of its
  * name and database, and holds SHARED_MARKS_WAYS entries; a full set gives

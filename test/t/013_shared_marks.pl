@@ -1,0 +1,132 @@
+# 013_shared_marks.pl: the marks kept in shared memory (fencing.shared_marks,
+# fencing preloaded) are used by backends that did not read them, and never
+# serve a mark that is no longer the scope's.
+#
+# Proves that
+#   - a backend that never wrote a scope uses the mark another backend read
+#     (fencing.shared_marks_info().hits grows; nothing is read twice);
+#   - after a takeover commits, a backend that never wrote the scope refuses
+#     the old token (the shared entry was forgotten);
+#   - a direct UPDATE of fencing.scopes by a superuser (no scope lock) is
+#     seen by a new backend;
+#   - with far more scopes than entries, every write is still judged by its
+#     own scope's mark;
+#   - scopes are per database: the same scope name in two databases has two
+#     marks, and a registry dropped and created again does not inherit the
+#     marks of the old one;
+#   - without room (fencing.shared_marks = 0) the function says capacity 0.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use FencingCrash;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = fencing_node('shared_marks', "shared_preload_libraries = 'fencing'",
+	'fencing.shared_marks = 64', 'fencing.log_rejections = off');
+
+sub q1 { my ($db, $sql) = @_; return $node->safe_psql($db, $sql); }
+
+# one new session; returns its errors
+sub write_err
+{
+	my ($db, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql($db, $sql, on_error_stop => 0);
+	return $err;
+}
+
+sub hits { return q1('postgres', 'SELECT hits FROM fencing.shared_marks_info()'); }
+
+for my $db ('postgres', 'other')
+{
+	if ($db eq 'other')
+	{
+		q1('postgres', "CREATE DATABASE other");
+		q1($db, "CREATE EXTENSION fencing");
+	}
+	q1($db, q{
+		CREATE TABLE jobs (id int PRIMARY KEY, shard int NOT NULL, tok bigint, v text);
+		SELECT fencing.protect('jobs', 'tok', scope_column => 'shard');
+	});
+}
+q1('postgres', q{INSERT INTO jobs SELECT g, g, 5, 'new' FROM generate_series(1, 200) g});
+is(q1('postgres', 'SELECT capacity FROM fencing.shared_marks_info()'), '64',
+	'the capacity is fencing.shared_marks');
+
+# one backend reads scope 1's mark; another, which never wrote scope 1, uses it
+is(write_err('postgres', q{UPDATE jobs SET v = 'a', tok = 5 WHERE id = 1}), '',
+	'a first backend writes scope 1');
+my $before = hits();
+is(write_err('postgres', q{UPDATE jobs SET v = 'b', tok = 5 WHERE id = 1}), '',
+	'a second backend writes scope 1');
+cmp_ok(hits(), '>', $before, 'the second backend used the mark the first read');
+
+# a takeover commits: a new backend refuses the old token
+q1('postgres', q{SELECT fencing.takeover('1', 7)});
+like(write_err('postgres', q{UPDATE jobs SET v = 'c', tok = 5 WHERE id = 1}),
+	qr/token 5 is below the scope's mark 7/,
+	'after a takeover, a backend that never wrote the scope refuses the old token');
+is(write_err('postgres', q{UPDATE jobs SET v = 'c', tok = 7 WHERE id = 1}), '',
+	'and accepts the new one');
+
+# a superuser's UPDATE of the registry, which takes no scope lock
+is(write_err('postgres', q{UPDATE jobs SET v = 'd', tok = 5 WHERE id = 2}), '',
+	'scope 2 is read at mark 5');
+q1('postgres', q{UPDATE fencing.scopes SET mark = 9 WHERE scope = '2'});
+like(write_err('postgres', q{UPDATE jobs SET v = 'e', tok = 5 WHERE id = 2}),
+	qr/token 5 is below the scope's mark 9/,
+	'a direct UPDATE of fencing.scopes is seen by a new backend');
+
+# 200 scopes, 64 entries: raise every tenth, then every write by its own mark
+q1('postgres', q{UPDATE jobs SET v = 'warm', tok = 5 WHERE id > 2});
+q1('postgres', q{SELECT fencing.takeover(g::text, 6) FROM generate_series(10, 200, 10) g});
+my $ok = q1('postgres', q{
+	DO $$
+	DECLARE accepted int := 0; refused int := 0;
+	BEGIN
+		FOR i IN 3 .. 200 LOOP
+			BEGIN
+				UPDATE jobs SET v = 'stale', tok = 5 WHERE id = i;
+				accepted := accepted + 1;
+			EXCEPTION WHEN SQLSTATE 'ZF001' THEN
+				refused := refused + 1;
+			END;
+		END LOOP;
+		RAISE NOTICE 'accepted % refused %', accepted, refused;
+	END $$;
+	SELECT count(*) FILTER (WHERE v = 'stale' AND id % 10 = 0) AS stale_on_raised,
+	       count(*) FILTER (WHERE v = 'stale' AND id % 10 <> 0) AS written
+	  FROM jobs WHERE id > 2;
+});
+is($ok, '0|178', 'more scopes than entries: each write judged by its own mark (20 refused, 178 written)');
+cmp_ok(q1('postgres', 'SELECT entries FROM fencing.shared_marks_info()'), '<=', 64,
+	'the cache holds no more than its capacity');
+
+# the same scope name in another database: its own mark
+q1('other', q{INSERT INTO jobs VALUES (1, 1, 3, 'other')});
+is(write_err('other', q{UPDATE jobs SET v = 'other', tok = 3 WHERE id = 1}), '',
+	'scope 1 of another database has its own mark (3, not 7)');
+like(write_err('postgres', q{UPDATE jobs SET v = 'x', tok = 6 WHERE id = 1}),
+	qr/token 6 is below the scope's mark 7/, 'and scope 1 here keeps 7');
+
+# a registry dropped and created again starts afresh
+q1('other', q{UPDATE jobs SET v = 'other', tok = 3 WHERE id = 1});
+q1('other', q{SELECT fencing.takeover('1', 50)});
+q1('other', q{DROP EXTENSION fencing CASCADE; CREATE EXTENSION fencing;
+	SELECT fencing.protect('jobs', 'tok', scope_column => 'shard')});
+is(write_err('other', q{UPDATE jobs SET v = 'again', tok = 4 WHERE id = 1}), '',
+	'a registry created again does not inherit the old marks');
+
+# no room: capacity 0
+$node->append_conf('postgresql.conf', 'fencing.shared_marks = 0');
+$node->restart;
+is(q1('postgres', 'SELECT capacity, entries, hits FROM fencing.shared_marks_info()'), '0|0|0',
+	'fencing.shared_marks = 0: nothing kept');
+like(write_err('postgres', q{UPDATE jobs SET v = 'f', tok = 5 WHERE id = 1}),
+	qr/token 5 is below the scope's mark 7/, 'and the marks are read from the table');
+
+$node->stop;
+done_testing();
