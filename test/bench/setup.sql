@@ -24,7 +24,7 @@ DO $$
 DECLARE
     t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['bench_plain', 'bench_noop', 'bench_row', 'bench_scope1', 'bench_scope64', 'bench_scopecold', 'bench_scopewarm', 'bench_plpgsql']
+    FOREACH t IN ARRAY ARRAY['bench_plain', 'bench_noop', 'bench_row', 'bench_scope1', 'bench_scope64', 'bench_scopecold', 'bench_scopeshared', 'bench_scopewarm', 'bench_plpgsql']
     LOOP
         EXECUTE format('CREATE TABLE %I (id int PRIMARY KEY, shard int NOT NULL, '
                        'v bigint NOT NULL, tok bigint NOT NULL) WITH (fillfactor = 90)', t);
@@ -44,12 +44,15 @@ SELECT fencing.protect('bench_scope64', 'tok', scope_column => 'shard') \g /dev/
 -- updates rows at random meets a scope it has not seen at almost every
 -- UPDATE, as a connection pool in front of a table of many tenants does.
 UPDATE bench_scopecold SET shard = id + 1000;
+UPDATE bench_scopeshared SET shard = id + 1000;
 UPDATE bench_scopewarm SET shard = id + 1000;
 INSERT INTO fencing.scopes (scope, mark, owner, tokens)
   SELECT (g + 1000)::text, :tok, 'postgres'::regrole, 'issued' FROM generate_series(1, 100000) g;
 SELECT fencing.protect('bench_scopecold', 'tok', scope_column => 'shard') \g /dev/null
--- the same scopes in another table, which test/bench/callgrind's scopeshared
--- writes first so that their marks are in shared memory (not its pages)
+-- the same scopes in two more tables: test/bench/callgrind's scopeshared
+-- writes bench_scopewarm first, so that the marks are in shared memory, and
+-- then measures bench_scopeshared, whose pages nothing wrote before
+SELECT fencing.protect('bench_scopeshared', 'tok', scope_column => 'shard') \g /dev/null
 SELECT fencing.protect('bench_scopewarm', 'tok', scope_column => 'shard') \g /dev/null
 
 -- Reference: the floor of any BEFORE ROW UPDATE trigger written in C.  The
