@@ -5,9 +5,11 @@
 -- name), policies, triggers, event triggers, sequences, comments, owners,
 -- ACLs, the initial privileges pg_dump compares ACLs with (pg_init_privs),
 -- persistence, and the tables pg_dump keeps.  A fresh install runs
--- fencing--1.4.sql, built from src/sql/concepts/; an upgraded one runs
--- fencing--1.0.sql and every upgrade script after it: two separate sources
--- of truth.
+-- fencing--1.4.sql, which make builds from src/sql/concepts/; an upgraded
+-- one runs the scripts of src/sql/upgrade/: CREATE EXTENSION fencing VERSION
+-- '1.2' runs fencing--1.0.sql, fencing--1.0--1.1.sql and fencing--1.1--1.2.sql
+-- (of the older versions only 1.0 has an install script), and ALTER EXTENSION
+-- fencing UPDATE every upgrade script after it: two separate sources of truth.
 \set SHOW_CONTEXT never
 SELECT current_database() AS regress_db \gset
 SET client_min_messages = warning;

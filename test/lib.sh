@@ -92,7 +92,7 @@ fencing_build_install() {
     fi
     # no rights: fine if this very build is installed already
     cmp -s "$FENCING_TOP/fencing.so" "$pkglib/fencing.so" || same=
-    for f in "$FENCING_TOP"/fencing.control "$FENCING_TOP"/src/sql/fencing--*.sql; do
+    for f in "$FENCING_TOP"/fencing.control "$FENCING_TOP"/src/sql/fencing--*.sql "$FENCING_TOP"/src/sql/upgrade/fencing--*.sql; do
         cmp -s "$f" "$share/extension/$(basename "$f")" || same=
     done
     if [ -n "$same" ]; then
