@@ -58,14 +58,16 @@ PG_CPPFLAGS = -I$(srcdir)/src '-DPGDLLEXPORT=__attribute__((visibility("default"
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -fvisibility=hidden $(if $(FENCING_WERROR),-Werror)
 
 REGRESS = $(basename $(notdir $(sort $(wildcard $(srcdir)/sql/*.sql))))
-ISOLATION = $(basename $(notdir $(sort $(wildcard $(srcdir)/test/specs/*.spec))))
-ISOLATION_OPTS = --inputdir=$(srcdir)/test
+ISOLATION = $(basename $(notdir $(sort $(wildcard $(srcdir)/test/isolation/specs/*.spec))))
+# appended, so that it is the last --inputdir (the one pg_isolation_regress
+# keeps) also when ISOLATION_OPTS is given on the command line
+override ISOLATION_OPTS += --inputdir=$(srcdir)/test/isolation
 # The expected files hold UTF-8 (scope names with accents): the test
 # databases are UTF-8 too, whatever the locale of the machine running them.
 override REGRESS_OPTS += --encoding=UTF8
 TAP_TESTS = 1
 # prove runs in $(srcdir), so this path stays relative
-PROVE_TESTS = test/t/*.pl
+PROVE_TESTS = test/tap/*.pl
 
 # The version being built: fencing.control's default_version
 FENCING_VERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(srcdir)/fencing.control)
@@ -128,7 +130,7 @@ $(DATA_built): $(FENCING_SQL_CONCEPTS) $(srcdir)/fencing.control
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "wrote $@"; fi
 
 # The install script on stdout, built from the concept files as above; for
-# test/check_sql, which checks it.  Writes nothing into the tree.
+# test/stages/check_sql, which checks it.  Writes nothing into the tree.
 .PHONY: print-install-sql
 print-install-sql:
 	@$(fencing_install_sql)

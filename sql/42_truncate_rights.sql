@@ -154,7 +154,7 @@ COMMIT;
 SELECT count(*) FROM parted_scopes;
 
 -- rows committed while TRUNCATE waited for its lock are judged too
--- (test/specs has the concurrent case; here: a row of this transaction)
+-- (test/isolation/specs has the concurrent case; here: a row of this transaction)
 BEGIN;
 SELECT fencing.use_token(20);
 INSERT INTO per_row VALUES (4, 20);

@@ -69,7 +69,7 @@ SET ROLE regress_health_worker;
 SELECT fencing.takeover('etcd-job', 300) AS previous_mark;
 RESET ROLE;
 -- durable: the raise commits synchronously whatever the session says; the
--- rule is applied at commit (test/t/005_sync_failover.pl shows the commit
+-- rule is applied at commit (test/tap/005_sync_failover.pl shows the commit
 -- waiting for a stopped synchronous standby)
 SET synchronous_commit = off;
 BEGIN;

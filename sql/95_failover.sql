@@ -5,7 +5,7 @@ SELECT timeline, term_floor, term_limit, term_limit = (2::numeric ^ 40) AS limit
   FROM fencing.clock_timeline();
 SELECT fencing.fence_next_epoch('failover-band') < 1000 AS small_term_on_timeline_1;
 -- fence_older_timelines(): nothing below the floor of timeline 1 (0), so it
--- lifts no mark here (test/t/006_async_failover.pl runs it after a real
+-- lifts no mark here (test/tap/006_async_failover.pl runs it after a real
 -- promotion); bad arguments, and a superuser's function by default
 SELECT mark AS band_mark FROM fencing.scopes WHERE scope = 'failover-band' \gset
 SELECT fencing.fence_older_timelines() AS lifted;

@@ -1,15 +1,19 @@
-# test/lib.sh: shared by test/run, test/demo and test/bench.
-# Installs prerequisites, builds and installs the extension, and gives a
-# non-root user and a scratch directory for throwaway clusters.
-# Source it; it defines functions only.
+# test/lib.sh: shared by test/run, the stages (test/stages/*) and the
+# benchmarks (test/bench/*).  Installs prerequisites, builds and installs the
+# extension, and gives a non-root user and a scratch directory for throwaway
+# clusters.  Source it; it defines functions only.
 
 FENCING_PG_MAJOR=${FENCING_PG_MAJOR:-15}
 FENCING_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 say() { printf '%s\n' "$*" >&2; }
 
-# The name the user typed (test/demo, test/run, ...), for messages.
-fencing_cmd() { echo "test/$(basename "$0")"; }
+# The script's path in the tree (test/run, test/stages/demo, ...), for messages.
+fencing_cmd() {
+    local here
+    here=$(cd "$(dirname "$0")" && pwd)
+    echo "${here#"$FENCING_TOP"/}/$(basename "$0")"
+}
 
 # FENCING_ASROOT: how to run a command as root: nothing when we are root,
 # "sudo -n" when sudo works without a password; false when neither (sudo is
@@ -48,7 +52,7 @@ fencing_prereqs() {
 # Debian packages that building the .deb needs (debian/control's Build-Depends).
 FENCING_PACKAGE_PREREQS=(dpkg-dev debhelper postgresql-server-dev-all)
 
-# Debian packages that test/exporter needs (the Prometheus exporter, an HTTP client).
+# Debian packages that test/stages/exporter needs (the Prometheus exporter, an HTTP client).
 FENCING_EXPORTER_PREREQS=(prometheus-postgres-exporter curl)
 
 # FENCING_PG_CONFIG chooses another (e.g. relocated) installation of the server.

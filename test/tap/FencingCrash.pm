@@ -1,4 +1,4 @@
-# FencingCrash.pm: helpers shared by the fencing TAP tests (test/t/*.pl).
+# FencingCrash.pm: helpers shared by the fencing TAP tests (test/tap/*.pl).
 #
 # A crash only loses what was not yet written out of the WAL buffers.  With
 # synchronous_commit = off the WAL writer would write an async commit to the
