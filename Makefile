@@ -96,7 +96,7 @@ endif
 #
 # To change the SQL API: edit src/sql/concepts/*.sql, and APPEND the same
 # change to the newest upgrade script, src/sql/upgrade/fencing--<prev>--<cur>.sql;
-# the regression test 65_upgrade_objects proves that a fresh install and one
+# the regression test 99_upgrade_objects proves that a fresh install and one
 # upgraded from every earlier version have the same objects.  For a new
 # version: raise default_version in fencing.control and start a new upgrade
 # script src/sql/upgrade/fencing--<cur>--<new>.sql; the frozen scripts in
