@@ -4,7 +4,9 @@
 #                                   the server found by pg_config
 #   make clean                      remove what make built, the install script too
 #   make -C build -f ../Makefile    the same out of tree (VPATH), as Debian's dh --with pgxs does
-#   test/run                        the whole test suite on a throwaway cluster
+#   test/run                        the whole test suite on throwaway clusters
+#                                   (test/README.md: which test lives where, how to
+#                                   run one kind alone)
 # Paths below are relative to the source tree; wildcards look in $(srcdir), which
 # PGXS sets (to "." in tree), so every one of them is expanded after the include.
 EXTENSION = fencing
