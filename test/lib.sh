@@ -9,7 +9,7 @@ FENCING_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 say() { printf '%s\n' "$*" >&2; }
 
-# The script's path in the tree (test/run, test/stages/demo, ...), for messages.
+# The script's path in the tree (test/run, test/demo, ...), for messages.
 fencing_cmd() {
     local here
     here=$(cd "$(dirname "$0")" && pwd)
@@ -75,7 +75,7 @@ fencing_pg_config() {
 declare -gA FENCING_PORT_SLOTS=(
     [regress]=1                 # test/run: pg_regress --temp-instance
     [isolation]=2               # test/run: pg_isolation_regress --temp-instance
-    [demo]=3                    # test/stages/demo                 FENCING_DEMO_PORT
+    [demo]=3                    # test/demo                 FENCING_DEMO_PORT
     [examples]=4                # test/stages/examples: PostgreSQL FENCING_EXAMPLES_PORT
     [examples_etcd]=5           #   etcd, client                   FENCING_ETCD_PORT
     [examples_etcd_peer]=6      #   etcd, peer                     FENCING_ETCD_PEER_PORT
