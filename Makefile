@@ -65,6 +65,13 @@ ISOLATION = $(basename $(notdir $(sort $(wildcard $(srcdir)/test/isolation/specs
 # appended, so that it is the last --inputdir (the one pg_isolation_regress
 # keeps) also when ISOLATION_OPTS is given on the command line
 override ISOLATION_OPTS += --inputdir=$(srcdir)/test/isolation
+# test/run runs the specs a second time with fencing preloaded and room for
+# 16 marks in shared memory (test/isolation/preloaded.conf): the specs whose
+# expected output shows the library loading without preload are left out.
+ISOLATION_PRELOADED = $(filter-out fence-upgrade-writers,$(ISOLATION))
+.PHONY: print-isolation-preloaded
+print-isolation-preloaded:
+	@echo $(ISOLATION_PRELOADED)
 # The expected files hold UTF-8 (scope names with accents): the test
 # databases are UTF-8 too, whatever the locale of the machine running them.
 override REGRESS_OPTS += --encoding=UTF8

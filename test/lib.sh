@@ -90,6 +90,7 @@ declare -gA FENCING_PORT_SLOTS=(
     [patroni_api]=15            #   Patroni's REST API (both)      FENCING_PATRONI_API_PORT
     [readme]=16                 # test/stages/readme_examples      FENCING_README_PORT
     [package]=17                # test/stages/package: pg_regress  FENCING_PACKAGE_PORT
+    [isolation_preloaded]=18    # test/run: pg_isolation_regress, fencing preloaded
     [fresh_demo]=20             # test/stages/fresh_clone: its demo
     [fresh_patroni_etcd]=21     #   its patroni: etcd client
     [fresh_patroni_etcd_peer]=22 #  etcd, peer
