@@ -1,4 +1,4 @@
--- 15_failover: terms carry the timeline (issue 8): the band of the current timeline.
+-- 15_failover: terms carry the timeline: the band of the current timeline.
 -- A regression cluster never failed over: timeline 1, whose band starts at
 -- 0, so terms count up from the sequence as before 1.2.
 -- Its own database: the term it takes does not shift the other files' numbers.

@@ -1,6 +1,6 @@
--- 55_scope_security: scopes have owners (issue 7).  Roles: an owner (who may
+-- 55_scope_security: scopes have owners.  Roles: an owner (who may
 -- create scopes), a granted writer, a granted leader, a stranger, superusers.
--- Every function and the trigger's raise are checked; each attack of issue 7
+-- Every function and the trigger's raise are checked; each attack tried on 1.2
 -- is reproduced, refused with its SQLSTATE, and leaves nothing changed.
 \set SHOW_CONTEXT never
 SELECT current_user AS su, current_database() AS regress_db \gset

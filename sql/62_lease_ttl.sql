@@ -1,6 +1,6 @@
 -- 62_lease_ttl: a lease ttl is judged by the expiry it gives (now + ttl, with
 -- months and days on the calendar, as the lease's expiry is computed), not by
--- comparing intervals, which count a month as 30 days (issue 15, item 6).
+-- comparing intervals, which count a month as 30 days.
 -- Its own database: the terms it takes do not shift the other files' numbers.
 \set SHOW_CONTEXT never
 SELECT current_database() AS regress_db \gset

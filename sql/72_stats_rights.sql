@@ -1,4 +1,4 @@
--- 72_stats_rights: who a rejection is counted for (issue 15, item 4).
+-- 72_stats_rights: who a rejection is counted for.
 -- A rejection counts under the scope it names only when the scope exists and
 -- the table written is bound to it (its owner holds "write" on the scope), or,
 -- with no table (takeover()), the caller holds it; otherwise under the table

@@ -1,4 +1,4 @@
--- 80_health: marks, leases and health (issue 8, items 4-7), each shown
+-- 80_health: marks, leases and health, each shown
 -- where 1.1 failed.  Its own database: it takes terms and many scopes.
 \set SHOW_CONTEXT never
 SELECT current_database() AS regress_db \gset

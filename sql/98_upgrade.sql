@@ -46,7 +46,7 @@ SELECT unnest(extconfig)::regclass AS dumped FROM pg_extension WHERE extname = '
 DROP DATABASE fencing_upgrade;
 
 -- ---------------------------------------------------------------------------
--- 1.1 -> 1.2, scope security (issue 7): existing scopes, marks, terms and
+-- 1.1 -> 1.2, scope security: existing scopes, marks, terms and
 -- leases keep working; pre-1.2 scopes are owned by the extension's owner and
 -- stay open to PUBLIC (with a NOTICE) until the DBA narrows them.
 -- ---------------------------------------------------------------------------

@@ -28,8 +28,11 @@ BEGIN
     LOOP
         EXECUTE format('CREATE TABLE %I (id int PRIMARY KEY, shard int NOT NULL, '
                        'v bigint NOT NULL, tok bigint NOT NULL) WITH (fillfactor = 90)', t);
-        EXECUTE format('INSERT INTO %I SELECT g, g %% 64, 0, %s FROM generate_series(1, 100000) g',
-                       t, (SELECT max(mark) FROM fencing.scopes));
+        -- one scope per row in the scope* tables: their shard is id + 1000
+        EXECUTE format('INSERT INTO %I SELECT g, %s, 0, %s FROM generate_series(1, 100000) g',
+                       t, CASE WHEN t LIKE 'bench\_scope%%' AND t NOT IN ('bench_scope1', 'bench_scope64')
+                               THEN 'g + 1000' ELSE 'g % 64' END,
+                       (SELECT max(mark) FROM fencing.scopes));
     END LOOP;
 END
 $$;
@@ -43,9 +46,6 @@ SELECT fencing.protect('bench_scope64', 'tok', scope_column => 'shard') \g /dev/
 -- 100,000 terms would take minutes and prove nothing more).  A backend that
 -- updates rows at random meets a scope it has not seen at almost every
 -- UPDATE, as a connection pool in front of a table of many tenants does.
-UPDATE bench_scopecold SET shard = id + 1000;
-UPDATE bench_scopeshared SET shard = id + 1000;
-UPDATE bench_scopewarm SET shard = id + 1000;
 INSERT INTO fencing.scopes (scope, mark, owner, tokens)
   SELECT (g + 1000)::text, :tok, 'postgres'::regrole, 'issued' FROM generate_series(1, 100000) g;
 SELECT fencing.protect('bench_scopecold', 'tok', scope_column => 'shard') \g /dev/null

@@ -1,4 +1,4 @@
-# 005_sync_failover.pl: a primary with a synchronous standby (issue 8).
+# 005_sync_failover.pl: a primary with a synchronous standby.
 #
 # Proves that
 #   - a commit that issued a term or raised a mark waits for the synchronous

@@ -1,5 +1,5 @@
 # 006_async_failover.pl: a primary with an asynchronous standby that misses
-# the last commits (issue 8).
+# the last commits.
 #
 # The standby's WAL receiver is stopped (primary_conninfo = ''), the old
 # primary goes on issuing terms and raising marks, then crashes (immediate

@@ -1,4 +1,4 @@
-# 007_telemetry.pl: the statistics of issue 9, with fencing in
+# 007_telemetry.pl: the statistics, with fencing in
 # shared_preload_libraries.
 #
 # Proves that

@@ -1,5 +1,5 @@
 # 009_preload.pl: the statement that fired the fence, with and without
-# shared_preload_libraries (issue 14, items 1 and 2).
+# shared_preload_libraries.
 #
 # Proves that, each case as a session's first statement (the library loads
 # in the middle of it, or was preloaded):

@@ -1,4 +1,4 @@
-# 010_stats_rights.pl: who a rejection is counted for (issue 15, item 4),
+# 010_stats_rights.pl: who a rejection is counted for,
 # with fencing in shared_preload_libraries (sql/72_stats_rights.sql shows
 # the same from the log lines, without the counters).
 #

@@ -1,5 +1,5 @@
 # 011_bypass_placeholder.pl: fencing.bypass SET before the library is
-# loaded does nothing (issue 14, item 6).
+# loaded does nothing.
 #
 # Without shared_preload_libraries a setting SET before the library is
 # loaded is a placeholder, which Postgres applies when the library defines

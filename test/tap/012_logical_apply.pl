@@ -1,5 +1,5 @@
 # 012_logical_apply.pl: logical replication into protected tables, whose
-# fence triggers fire ALWAYS (issue 14, item 5).
+# fence triggers fire ALWAYS.
 #
 # The apply worker runs under session_replication_role = replica.  Proves,
 # with a publisher and a subscriber database on one server (no preload):
