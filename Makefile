@@ -69,9 +69,6 @@ override ISOLATION_OPTS += --inputdir=$(srcdir)/test/isolation
 # 16 marks in shared memory (test/isolation/preloaded.conf): the specs whose
 # expected output shows the library loading without preload are left out.
 ISOLATION_PRELOADED = $(filter-out fence-upgrade-writers,$(ISOLATION))
-.PHONY: print-isolation-preloaded
-print-isolation-preloaded:
-	@echo $(ISOLATION_PRELOADED)
 # The expected files hold UTF-8 (scope names with accents): the test
 # databases are UTF-8 too, whatever the locale of the machine running them.
 override REGRESS_OPTS += --encoding=UTF8
@@ -144,3 +141,8 @@ $(DATA_built): $(FENCING_SQL_CONCEPTS) $(srcdir)/fencing.control
 .PHONY: print-install-sql
 print-install-sql:
 	@$(fencing_install_sql)
+
+# The specs test/run runs a second time, preloaded (ISOLATION_PRELOADED above).
+.PHONY: print-isolation-preloaded
+print-isolation-preloaded:
+	@echo $(ISOLATION_PRELOADED)
