@@ -73,7 +73,7 @@ struct ScopeHold
 	Oid			cache_id;		/* scope_inval_id(), derived once */
 	bool		confirmed;		/* a write was admitted under the lock */
 	const void *deferred_by;	/* the statement whose raise is deferred, or NULL */
-	/* what a subtransaction abort takes back (see scope_mark_subxact_callback) */
+	/* what a subtransaction abort takes back (see scope_mark_at_subxact_abort) */
 	SubTransactionId share_subid;	/* took the share lock; 0: not held */
 	SubTransactionId excl_subid;	/* took the exclusive lock; 0: not held */
 	bool		share_counted;	/* the share lock is one of scope_lock.c's fine locks */
