@@ -1,7 +1,12 @@
 # Makefile for the fencing extension (PGXS).
-#   make && make install            build and install into the server found by pg_config
+#   make && make install            build (the C library and the install script
+#                                   src/sql/fencing--<version>.sql) and install into
+#                                   the server found by pg_config
+#   make clean                      remove what make built, the install script too
 #   make -C build -f ../Makefile    the same out of tree (VPATH), as Debian's dh --with pgxs does
-#   test/run                        the whole test suite on a throwaway cluster
+#   test/run                        the whole test suite on throwaway clusters
+#                                   (test/README.md: which test lives where, how to
+#                                   run one kind alone)
 # Paths below are relative to the source tree; wildcards look in $(srcdir), which
 # PGXS sets (to "." in tree), so every one of them is expanded after the include.
 EXTENSION = fencing
@@ -34,10 +39,14 @@ OBJS = src/base/input_checks.o \
        src/legacy/older_sql.o \
        src/end_of_xact.o \
        src/fencing.o
-# The upgrade scripts, the old versions' install scripts and the current
-# one, which is generated (see the end of this file) but committed.
-DATA = $(sort $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/src/sql/fencing--*.sql)) \
-              src/sql/fencing--$(FENCING_VERSION).sql)
+# The SQL scripts PGXS installs.  src/sql/upgrade/ holds what is frozen: the
+# install script of the first version (fencing--1.0.sql) and the upgrade
+# chain (fencing--<from>--<to>.sql); Postgres installs any older version
+# with them (CREATE EXTENSION fencing VERSION '1.2' runs 1.0, 1.0--1.1 and
+# 1.1--1.2).  The current version's install script is built by make from
+# src/sql/concepts/ (see the end of this file), into the build directory.
+DATA = $(sort $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/src/sql/upgrade/fencing--*.sql)))
+DATA_built = src/sql/fencing--$(FENCING_VERSION).sql
 PGFILEDESC = "fencing - fencing tokens enforced by the database"
 
 # Only the module's interface is exported: _PG_init, the magic block and the
@@ -51,14 +60,16 @@ PG_CPPFLAGS = -I$(srcdir)/src '-DPGDLLEXPORT=__attribute__((visibility("default"
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -fvisibility=hidden $(if $(FENCING_WERROR),-Werror)
 
 REGRESS = $(basename $(notdir $(sort $(wildcard $(srcdir)/sql/*.sql))))
-ISOLATION = $(basename $(notdir $(sort $(wildcard $(srcdir)/test/specs/*.spec))))
-ISOLATION_OPTS = --inputdir=$(srcdir)/test
+ISOLATION = $(basename $(notdir $(sort $(wildcard $(srcdir)/test/isolation/specs/*.spec))))
+# appended, so that it is the last --inputdir (the one pg_isolation_regress
+# keeps) also when ISOLATION_OPTS is given on the command line
+override ISOLATION_OPTS += --inputdir=$(srcdir)/test/isolation
 # The expected files hold UTF-8 (scope names with accents): the test
 # databases are UTF-8 too, whatever the locale of the machine running them.
 override REGRESS_OPTS += --encoding=UTF8
 TAP_TESTS = 1
 # prove runs in $(srcdir), so this path stays relative
-PROVE_TESTS = test/t/*.pl
+PROVE_TESTS = test/tap/*.pl
 
 # The version being built: fencing.control's default_version
 FENCING_VERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(srcdir)/fencing.control)
@@ -79,14 +90,20 @@ $(shell mkdir -p $(sort $(dir $(OBJS))))
 endif
 
 # The install script of the current version, src/sql/fencing--$(FENCING_VERSION).sql,
-# is the SQL source read by concept (src/sql/concepts/*.sql, one file per
-# concept, in file name order) put together.  It is committed, because PGXS
-# installs DATA from the source tree and packagers expect it there; make
-# rewrites it when a concept file is newer (out of tree too: it is written
-# into $(srcdir)), and test/check_sql (make check-install-sql) fails when
-# the committed file is not what the concept files give.
+# is a build product (DATA_built): the SQL source read by concept
+# (src/sql/concepts/*.sql, one file per concept, in file name order) put
+# together under a banner.  It is not committed (.gitignore); make writes it
+# into the build directory (out of tree too) before make install copies it,
+# and make clean removes it.
+#
+# To change the SQL API: edit src/sql/concepts/*.sql, and APPEND the same
+# change to the newest upgrade script, src/sql/upgrade/fencing--<prev>--<cur>.sql;
+# the regression test 99_upgrade_objects proves that a fresh install and one
+# upgraded from every earlier version have the same objects.  For a new
+# version: raise default_version in fencing.control and start a new upgrade
+# script src/sql/upgrade/fencing--<cur>--<new>.sql; the frozen scripts in
+# src/sql/upgrade/ are never edited once released.
 FENCING_SQL_CONCEPTS = $(sort $(wildcard $(srcdir)/src/sql/concepts/*.sql))
-FENCING_INSTALL_SQL = $(srcdir)/src/sql/fencing--$(FENCING_VERSION).sql
 
 # the install script on stdout: a banner, the guard, then each concept file
 define fencing_install_sql
@@ -94,26 +111,28 @@ define fencing_install_sql
     '-- fencing--$(FENCING_VERSION).sql: the SQL API of the fencing extension, version $(FENCING_VERSION).' \
     '-- GENERATED by make from src/sql/concepts/*.sql (one file per concept, in' \
     '-- file name order): edit those, then run make.  Older versions are' \
-    '-- upgraded by the scripts fencing--<from>--<to>.sql beside this file.' \
+    '-- installed and upgraded by the scripts in src/sql/upgrade/.' \
     '' \
     '\echo Use "CREATE EXTENSION fencing" to load this file. \quit'; \
   for f in $(FENCING_SQL_CONCEPTS); do printf '\n'; cat "$$f" || exit 1; done; }
 endef
 
-all: $(FENCING_INSTALL_SQL)
+# Out of tree, a copy left in $(srcdir) by an in-tree build would be found
+# through VPATH and taken as up to date, and make install would then miss it
+# in the build directory: there, it is always rewritten (it costs a cat).
+ifneq ($(VPATH),)
+$(DATA_built): fencing-force
+endif
+.PHONY: fencing-force
+fencing-force:
 
-$(FENCING_INSTALL_SQL): $(FENCING_SQL_CONCEPTS) $(srcdir)/fencing.control
+$(DATA_built): $(FENCING_SQL_CONCEPTS) $(srcdir)/fencing.control
+	@mkdir -p $(dir $@)
 	@$(fencing_install_sql) > $@.tmp
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; touch $@; else mv $@.tmp $@; echo "wrote $@"; fi
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "wrote $@"; fi
 
-# Is the committed install script what the concept files give?  (For the
-# suite: test/check_sql.)  Writes nothing into the source tree.
-.PHONY: check-install-sql
-check-install-sql:
-	@tmp=$$(mktemp) && $(fencing_install_sql) > "$$tmp" && \
-	if cmp -s "$$tmp" $(FENCING_INSTALL_SQL); then \
-	    echo "ok - src/sql/fencing--$(FENCING_VERSION).sql is the concatenation of src/sql/concepts/*.sql"; rm -f "$$tmp"; \
-	else \
-	    echo "not ok - src/sql/fencing--$(FENCING_VERSION).sql is not what src/sql/concepts/*.sql give: run make, and commit it"; \
-	    diff -u $(FENCING_INSTALL_SQL) "$$tmp" | head -n 40; rm -f "$$tmp"; exit 1; \
-	fi
+# The install script on stdout, built from the concept files as above; for
+# test/stages/check_sql, which checks it.  Writes nothing into the tree.
+.PHONY: print-install-sql
+print-install-sql:
+	@$(fencing_install_sql)

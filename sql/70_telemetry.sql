@@ -2,7 +2,7 @@
 -- WITHOUT shared_preload_libraries (pg_regress does not preload): the views
 -- show what the tables say with null counters and one NOTICE per session,
 -- stats_reset fails clearly, every rejection and skip is still logged.
--- The counters themselves are tested preloaded by test/t/007_telemetry.pl.
+-- The counters themselves are tested preloaded by test/tap/007_telemetry.pl.
 -- Its own database: the terms it takes do not shift the other files' numbers.
 \set SHOW_CONTEXT never
 \set VERBOSITY default

@@ -4,7 +4,7 @@
 -- with no table (takeover()), the caller holds it; otherwise under the table
 -- only.  Each rejection names its table or none: the error's table fields,
 -- and the log line.  pg_regress does not preload the library, so the
--- counters themselves are tested by test/t/010_stats_rights.pl; here the log
+-- counters themselves are tested by test/tap/010_stats_rights.pl; here the log
 -- lines (at NOTICE) say where each rejection is counted, and the errors
 -- carry their table.
 -- Its own database: the terms it takes do not shift the other files' numbers.

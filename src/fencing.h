@@ -7,12 +7,12 @@
  * sequence (the clock), the per-scope marks and the history of issued terms.
  * Each module has its own header; this one holds what all of them use.
  *
- * Tested on PostgreSQL 15, 17 and 18 (test/matrix); the differences between
+ * Tested on PostgreSQL 15, 17 and 18 (test/stages/matrix); the differences between
  * their server APIs are in compat.h.
  *
  * Layers.  The folders under src/ are layers, bottom to top; a file includes
  * headers of its own folder and of folders below it, never above
- * (test/check_layers checks it):
+ * (test/stages/check_layers checks it):
  *	 fencing.h, compat.h  what every file shares
  *	 base/        argument checks; backend hash tables keyed by scope
  *	 state/       the extension's own tables: their OIDs, the installed SQL

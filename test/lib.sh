@@ -1,15 +1,20 @@
-# test/lib.sh: shared by test/run, test/demo and test/bench.
-# Installs prerequisites, builds and installs the extension, and gives a
-# non-root user and a scratch directory for throwaway clusters.
-# Source it; it defines functions only.
+# test/lib.sh: shared by test/run, the stages (test/stages/*) and the
+# benchmarks (test/bench/*).  Installs prerequisites, builds and installs the
+# extension, gives a non-root user and a scratch directory for throwaway
+# clusters, and holds the one table of the ports they listen on.
+# Source it; it defines functions and that table only.
 
 FENCING_PG_MAJOR=${FENCING_PG_MAJOR:-15}
 FENCING_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 say() { printf '%s\n' "$*" >&2; }
 
-# The name the user typed (test/demo, test/run, ...), for messages.
-fencing_cmd() { echo "test/$(basename "$0")"; }
+# The script's path in the tree (test/run, test/demo, ...), for messages.
+fencing_cmd() {
+    local here
+    here=$(cd "$(dirname "$0")" && pwd)
+    echo "${here#"$FENCING_TOP"/}/$(basename "$0")"
+}
 
 # FENCING_ASROOT: how to run a command as root: nothing when we are root,
 # "sudo -n" when sudo works without a password; false when neither (sudo is
@@ -48,7 +53,7 @@ fencing_prereqs() {
 # Debian packages that building the .deb needs (debian/control's Build-Depends).
 FENCING_PACKAGE_PREREQS=(dpkg-dev debhelper postgresql-server-dev-all)
 
-# Debian packages that test/exporter needs (the Prometheus exporter, an HTTP client).
+# Debian packages that test/stages/exporter needs (the Prometheus exporter, an HTTP client).
 FENCING_EXPORTER_PREREQS=(prometheus-postgres-exporter curl)
 
 # FENCING_PG_CONFIG chooses another (e.g. relocated) installation of the server.
@@ -56,12 +61,64 @@ fencing_pg_config() {
     echo "${FENCING_PG_CONFIG:-/usr/lib/postgresql/$FENCING_PG_MAJOR/bin/pg_config}"
 }
 
-# Ports of the throwaway clusters: FENCING_PORT_BASE + n, below the
-# kernel's ephemeral range (32768 up) so that no outgoing connection holds
-# one when a server binds it (several checkouts
-# can then run their suites side by side).
+# The ports of the throwaway servers: FENCING_PORT_BASE (default 25410) plus
+# the offset of a named slot of this table, the one place that says which
+# port is whose.  One slot per port: no two stages share one, so that a
+# server (or a TIME_WAIT) one stage left behind never collides with the next.
+# Below the kernel's ephemeral range (32768 up), so that no outgoing
+# connection holds one when a server binds it; several checkouts can run
+# their suites side by side with different bases.  A stage takes its ports
+# with fencing_port SLOT; the environment variable beside each slot, when
+# set, overrides it (test/stages/fresh_clone gives the stages it runs from
+# its clone the fresh_* slots that way).  The TAP tests are not here:
+# PostgreSQL::Test::Cluster finds free ports itself.
+declare -gA FENCING_PORT_SLOTS=(
+    [regress]=1                 # test/run: pg_regress --temp-instance
+    [isolation]=2               # test/run: pg_isolation_regress --temp-instance
+    [demo]=3                    # test/demo                 FENCING_DEMO_PORT
+    [examples]=4                # test/stages/examples: PostgreSQL FENCING_EXAMPLES_PORT
+    [examples_etcd]=5           #   etcd, client                   FENCING_ETCD_PORT
+    [examples_etcd_peer]=6      #   etcd, peer                     FENCING_ETCD_PEER_PORT
+    [exporter]=7                # test/stages/exporter: PostgreSQL FENCING_EXPORTER_PG_PORT
+    [exporter_http]=8           #   postgres_exporter's /metrics   FENCING_EXPORTER_HTTP_PORT
+    [takeover]=9                # test/stages/etcd_takeover: PG    FENCING_TAKEOVER_PORT
+    [takeover_etcd]=10          #   etcd, client                   FENCING_TAKEOVER_ETCD_PORT
+    [takeover_etcd_peer]=11     #   etcd, peer                     FENCING_TAKEOVER_ETCD_PEER_PORT
+    [patroni_etcd]=12           # test/stages/patroni: etcd client FENCING_PATRONI_ETCD_PORT
+    [patroni_etcd_peer]=13      #   etcd, peer                     FENCING_PATRONI_ETCD_PEER_PORT
+    [patroni_pg]=14             #   PostgreSQL (both nodes)        FENCING_PATRONI_PG_PORT
+    [patroni_api]=15            #   Patroni's REST API (both)      FENCING_PATRONI_API_PORT
+    [readme]=16                 # test/stages/readme_examples      FENCING_README_PORT
+    [package]=17                # test/stages/package: pg_regress  FENCING_PACKAGE_PORT
+    [fresh_demo]=20             # test/stages/fresh_clone: its demo
+    [fresh_patroni_etcd]=21     #   its patroni: etcd client
+    [fresh_patroni_etcd_peer]=22 #  etcd, peer
+    [fresh_patroni_pg]=23       #   PostgreSQL
+    [fresh_patroni_api]=24      #   REST API
+    [bench_run]=30              # test/bench/run                   BENCH_PORT
+    [bench_callgrind]=31        # test/bench/callgrind             BENCH_PORT
+    [bench_leases]=32           # test/bench/leases                BENCH_PORT
+    [bench_callgrind_leases]=33 # test/bench/callgrind_leases      BENCH_PORT
+    [bench_takeover]=34         # test/bench/takeover              BENCH_PORT
+    [matrix_pg15_regress]=101   # test/stages/matrix, per version: pg_regress,
+    [matrix_pg15_isolation]=102 #   pg_isolation_regress
+    [matrix_pg17_regress]=121
+    [matrix_pg17_isolation]=122
+    [matrix_pg18_regress]=131
+    [matrix_pg18_isolation]=132
+)
+
+# The base the table's offsets are added to.
+fencing_port_base() { echo "${FENCING_PORT_BASE:-25410}"; }
+
+# fencing_port SLOT: the port of a slot of the table above.
 fencing_port() {
-    echo $(( ${FENCING_PORT_BASE:-25410} + $1 ))
+    local off=${FENCING_PORT_SLOTS[$1]:-}
+    if [ -z "$off" ]; then
+        say "fencing_port: no slot \"$1\" in test/lib.sh's table of ports"
+        return 1
+    fi
+    echo $(( $(fencing_port_base) + off ))
 }
 
 fencing_bindir() {
@@ -92,7 +149,7 @@ fencing_build_install() {
     fi
     # no rights: fine if this very build is installed already
     cmp -s "$FENCING_TOP/fencing.so" "$pkglib/fencing.so" || same=
-    for f in "$FENCING_TOP"/fencing.control "$FENCING_TOP"/src/sql/fencing--*.sql; do
+    for f in "$FENCING_TOP"/fencing.control "$FENCING_TOP"/src/sql/fencing--*.sql "$FENCING_TOP"/src/sql/upgrade/fencing--*.sql; do
         cmp -s "$f" "$share/extension/$(basename "$f")" || same=
     done
     if [ -n "$same" ]; then

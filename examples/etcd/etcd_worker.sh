@@ -14,7 +14,7 @@
 # SQLSTATE ZF001 — even though nothing tells a paused etcdctl, or its child,
 # that the session was lost, and before this worker writes anything.
 # (TAKEOVER=0 leaves that out: the mark then rises only at the first write,
-# and a resumed old holder can still commit until then; test/etcd_takeover
+# and a resumed old holder can still commit until then; test/stages/etcd_takeover
 # shows both.)
 # The table is examples/schema.sql's. Debian: apt-get install etcd-client.
 set -uo pipefail

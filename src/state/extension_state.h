@@ -15,7 +15,7 @@
 /*
  * Columns of the extension's tables that C code reads or writes directly
  * (src/sql/concepts/).  Their positions are the same in a fresh install and
- * in one upgraded from any version (test 65_upgrade_objects compares them).
+ * in one upgraded from any version (test 99_upgrade_objects compares them).
  */
 #define Anum_scopes_scope			1
 #define Anum_scopes_mark			2

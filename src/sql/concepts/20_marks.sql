@@ -41,7 +41,7 @@ GRANT SELECT ON fencing.scopes TO PUBLIC;
 
 -- The repair of a scope is its owner's: checked in C (owner or superuser).
 -- EXECUTE is granted to PUBLIC explicitly (1.0 revoked it; upgraded installs
--- have this ACL, and test 65_upgrade_objects compares ACLs).
+-- have this ACL, and test 99_upgrade_objects compares ACLs).
 CREATE FUNCTION fencing.reset_mark(scope text, mark bigint)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'fencing_reset_mark'
