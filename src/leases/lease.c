@@ -39,7 +39,10 @@
 #include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "base/input_checks.h"
@@ -114,9 +117,12 @@ ttl_expiry(TimestampTz now, const Interval *ttl)
 
 	if (in_range)
 	{
-		expires = timestamp_plus(now, ttl);
+		/* hours, minutes and seconds only: no calendar to consult */
+		expires = ttl->month == 0 && ttl->day == 0 ? now + ttl->time : timestamp_plus(now, ttl);
+		/* now + '1 day' is at least 24 hours later: computed only past those */
 		if (expires >= now + shortest.time &&
-			expires <= Max(timestamp_plus(now, &one_day), now + USECS_PER_DAY))
+			(expires <= now + USECS_PER_DAY ||
+			 expires <= timestamp_plus(now, &one_day)))
 			return expires;
 		too_short = expires < now + shortest.time;
 	}
@@ -334,23 +340,63 @@ plus_ttl(TimestampTz t, Interval *ttl)
 	return ttl_expiry(t, ttl);
 }
 
-/* The function's result row; its descriptor is kept for the calls of the same query. */
+/*
+ * The result row descriptors of the lease functions, kept for the backend:
+ * building one from the function's OUT parameters each time a statement
+ * starts cost about a twentieth of a renewal.  Keyed by the function's OID;
+ * any change of a function (pg_proc) forgets them all.
+ */
+typedef struct ResultDesc
+{
+	Oid			fn_oid;
+	TupleDesc	desc;			/* blessed, in CacheMemoryContext */
+} ResultDesc;
+
+static ResultDesc result_descs[4];
+static int	n_result_descs = 0;
+static bool result_descs_watched = false;
+
+static void
+forget_result_descs(Datum arg, int cacheid, uint32 hashvalue)
+{
+	for (int i = 0; i < n_result_descs; i++)
+		FreeTupleDesc(result_descs[i].desc);
+	n_result_descs = 0;
+}
+
+static TupleDesc
+result_desc(FunctionCallInfo fcinfo)
+{
+	Oid			fn_oid = fcinfo->flinfo->fn_oid;
+	TupleDesc	desc;
+	MemoryContext old;
+
+	for (int i = 0; i < n_result_descs; i++)
+		if (result_descs[i].fn_oid == fn_oid)
+			return result_descs[i].desc;
+	if (!result_descs_watched)
+	{
+		CacheRegisterSyscacheCallback(PROCOID, forget_result_descs, (Datum) 0);
+		result_descs_watched = true;
+	}
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	old = MemoryContextSwitchTo(CacheMemoryContext);
+	desc = BlessTupleDesc(CreateTupleDescCopy(desc));
+	MemoryContextSwitchTo(old);
+	if (n_result_descs == lengthof(result_descs))
+		forget_result_descs((Datum) 0, PROCOID, 0);
+	result_descs[n_result_descs].fn_oid = fn_oid;
+	result_descs[n_result_descs].desc = desc;
+	n_result_descs++;
+	return desc;
+}
+
+/* The function's result row. */
 static Datum
 result_row(FunctionCallInfo fcinfo, Datum *values, bool *nulls)
 {
-	TupleDesc	desc = (TupleDesc) fcinfo->flinfo->fn_extra;
-
-	if (desc == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-
-		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-			elog(ERROR, "return type must be a row type");
-		desc = BlessTupleDesc(CreateTupleDescCopy(desc));
-		fcinfo->flinfo->fn_extra = desc;
-		MemoryContextSwitchTo(old);
-	}
-	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+	return HeapTupleGetDatum(heap_form_tuple(result_desc(fcinfo), values, nulls));
 }
 
 /*
