@@ -101,6 +101,7 @@ declare -gA FENCING_PORT_SLOTS=(
     [bench_leases]=32           # test/bench/leases                BENCH_PORT
     [bench_callgrind_leases]=33 # test/bench/callgrind_leases      BENCH_PORT
     [bench_takeover]=34         # test/bench/takeover              BENCH_PORT
+    [bench_scale]=35            # test/bench/scale                 BENCH_PORT
     [matrix_pg15_regress]=101   # test/stages/matrix, per version: pg_regress,
     [matrix_pg15_isolation]=102 #   pg_isolation_regress
     [matrix_pg17_regress]=121
