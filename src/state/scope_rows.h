@@ -11,6 +11,7 @@
 #include "fencing.h"
 
 #include "access/htup.h"
+#include "datatype/timestamp.h"
 #include "utils/relcache.h"
 
 /*
