@@ -23,7 +23,10 @@
  *	   count of forgets and the generation), and is dropped if the stamp is
  *	   no longer current: the scope was forgotten while it was read.
  * So a mark filled is the committed one, and stays so until a change that
- * forgets it; a missing scope is never filled (its creation forgets
+ * forgets it (the trigger forget_cached_marks must stay enabled: a
+ * superuser who disables it and writes fencing.scopes, as a data-only
+ * restore with --disable-triggers does, leaves entries behind until a
+ * message for the whole registry, such as enabling it again, forgets them); a missing scope is never filled (its creation forgets
  * nothing).  Every backend that accepts an invalidation message also
  * forgets what it concerns here (a scope, or everything for the registry as
  * a whole or a reset of the message queue): not needed for exactness, it
