@@ -36,6 +36,9 @@
  * name and database, and holds SHARED_MARKS_WAYS entries; a full set gives
  * up its entries in turn.  Each set has its own lightweight lock.  Entries
  * keep the whole name, so two scopes whose hashes collide never share one.
+ * Scope names are chosen by tenants: names picked to fall into one set can
+ * make the other scopes of that set miss (and read fencing.scopes) more
+ * often, and queue briefly on its lock; they never change a verdict.
  * Scopes are per database: the database is part of the key.
  *
  *-------------------------------------------------------------------------
