@@ -17,6 +17,8 @@ OBJS = src/base/input_checks.o \
        src/state/extension_state.o \
        src/state/direct_row.o \
        src/state/scope_rows.o \
+       src/state/citus_shards.o \
+       src/state/cluster_marks.o \
        src/durability/durable_commit.o \
        src/security/bypass.o \
        src/security/scope_acl.o \
@@ -28,6 +30,7 @@ OBJS = src/base/input_checks.o \
        src/marks/mark_cache.o \
        src/marks/scope_mark.o \
        src/marks/scope_admin.o \
+       src/marks/cluster_apply.o \
        src/clock/term_band.o \
        src/clock/epoch_clock.o \
        src/clock/failover_fence.o \

@@ -52,6 +52,7 @@
 #include "durability/durable_commit.h"
 #include "marks/mark_cache.h"
 #include "marks/scope_lock.h"
+#include "state/cluster_marks.h"
 #include "state/scope_rows.h"
 #include "security/scope_acl.h"
 #include "security/scope_binding.h"
@@ -690,6 +691,29 @@ stale(ScopeHold *entry)
 	return false;
 }
 
+/*
+ * Whether a write to rel may create the entry's scope or raise its mark:
+ * not where marks are a cluster's (state/cluster_marks.c), where only the
+ * coordinator's calls do, on every node.  A call that is no write
+ * (takeover(), rel NULL) may.
+ */
+static bool
+may_write_raise(Relation rel)
+{
+	return rel == NULL || !cluster_marks_enabled();
+}
+
+/* A write the cluster's node may not admit: nothing held, ZF003. */
+static void
+not_on_this_node(ScopeHold *entry, int64 token, Relation rel)
+{
+	FenceWrite	w = {rel, entry->scope, NULL};
+	int64		mark = entry->mode == NoLock && entry->lock_key.id == 0 ? -1 : entry->mark;
+
+	scope_mark_abandon(entry);
+	fence_reject_above_cluster_mark(&w, token, mark);
+}
+
 bool
 scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 				 Relation rel, bool bound)
@@ -716,9 +740,12 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 		return token == entry->mark || stale(entry);
 	}
 
-	if (entry->mode == NoLock)
+	if (entry->mode == NoLock && !lock_at_mark(entry, token))
 	{
-		if (!lock_at_mark(entry, token) && !create_for_raise(entry, token, rel))
+		/* a scope that does not exist */
+		if (!may_write_raise(rel))
+			not_on_this_node(entry, token, rel);
+		if (!create_for_raise(entry, token, rel))
 		{
 			recheck_created_elsewhere(scope, rel, bound, SCOPE_PRIV_WRITE);
 			if (bound)
@@ -732,6 +759,8 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 	{
 		ScopeInfo	info;
 
+		if (!may_write_raise(rel))
+			not_on_this_node(entry, token, rel);
 		/* scope security: no privilege, no exclusive lock to wait for */
 		if (!scope_acl_check_raise(scope, token, &info))
 		{

@@ -14,6 +14,9 @@
  * (state/direct_row.c) for the epoch clock's write of a term, which fires no
  * trigger.  Callers hold what each write needs: the scope's privilege, and
  * its lock in exclusive mode for a change of the mark (scope_mark.c).
+ * Where marks are a Citus cluster's, each change of a mark, term, owner or
+ * kind also goes to every node (state/cluster_marks.c), or, on a worker, is
+ * refused.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,6 +31,7 @@
 #include "utils/timestamp.h"
 
 #include "base/scope_tables.h"
+#include "state/cluster_marks.h"
 #include "state/direct_row.h"
 #include "state/extension_state.h"
 
@@ -122,7 +126,10 @@ scope_rows_create(const char *scope, Oid owner, bool issued)
 	inserted = SPI_processed > 0;
 	fencing_spi_finish_as_owner(&uctx);
 	if (inserted)
+	{
 		scope_rows_invalidate(scope);
+		cluster_marks_feed(scope, false);
+	}
 	return inserted;
 }
 
@@ -171,6 +178,7 @@ scope_rows_set_mark(const char *scope, int64 mark, bool raise_only)
 				   "SET mark = $2, mark_raised_at = pg_catalog.now() "
 				   "WHERE s.scope OPERATOR(pg_catalog.=) $1",
 				   scope, INT8OID, Int64GetDatum(mark));
+	cluster_marks_feed(scope, !raise_only);
 }
 
 void
@@ -199,6 +207,7 @@ scope_rows_set_term(Relation scopes, const char *scope, HeapTuple row,
 	direct_row_change(scopes, fencing_scopes_pkey_relid(), scope, row,
 					  lengthof(cols), cols, values, nulls);
 	scope_rows_invalidate(scope);
+	cluster_marks_feed(scope, false);
 }
 
 void
@@ -208,6 +217,7 @@ scope_rows_set_owner(const char *scope, Oid owner)
 
 	update_row(&plan, "UPDATE fencing.scopes SET owner = $2 WHERE scope OPERATOR(pg_catalog.=) $1",
 			   scope, OIDOID, ObjectIdGetDatum(owner));
+	cluster_marks_feed(scope, false);
 }
 
 void
@@ -217,4 +227,5 @@ scope_rows_set_tokens(const char *scope, bool issued)
 
 	update_row(&plan, "UPDATE fencing.scopes SET tokens = $2 WHERE scope OPERATOR(pg_catalog.=) $1",
 			   scope, TEXTOID, CStringGetTextDatum(issued ? "issued" : "external"));
+	cluster_marks_feed(scope, false);
 }

@@ -368,6 +368,26 @@ fence_reject_not_issued(const FenceWrite *w, int64 token, int64 latest_term)
 }
 
 void
+fence_reject_above_cluster_mark(const FenceWrite *w, int64 token, int64 mark)
+{
+	note(FENCE_STAT_NOT_ISSUED, w, token, mark, -1);
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_TOKEN_NOT_ISSUED),
+			 mark < 0 ?
+			 errmsg("scope \"%s\" is not known on this node of the cluster", w->scope) :
+			 errmsg("fencing token " INT64_FORMAT " is above the mark of scope \"%s\" on this node of the cluster",
+					token, w->scope),
+			 errdetail("%s, token " INT64_FORMAT ": on a cluster whose marks are distributed "
+					   "(fencing.cluster_marks), a write never creates a scope or raises its mark; "
+					   "the coordinator does, on every node.", where(w), token),
+			 errhint("Raise the mark on the coordinator first: fencing.fence_next_epoch(%s), "
+					 "fencing.takeover(%s, " INT64_FORMAT ") or a lease.",
+					 quote_literal_cstr(w->scope), quote_literal_cstr(w->scope), token),
+			 table_fields(w)));
+	pg_unreachable();
+}
+
+void
 fence_reject_conflict(const FenceWrite *w, const char *token_column, int64 column, int64 declared)
 {
 	Assert(w->rel != NULL);

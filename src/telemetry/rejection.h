@@ -50,6 +50,15 @@ extern bool fence_reject_stale(const FenceWrite *w, int64 token, int64 mark,
 extern bool fence_reject_stale_row(const FenceWrite *w, AttrNumber token_attnum,
 								   int64 token, int64 row_token, bool skip);
 
+/*
+ * ZF003 where marks are a cluster's (state/cluster_marks.h): a write whose
+ * token is above its node's mark of the scope, or that names a scope its
+ * node does not know (mark -1).  Only the coordinator raises marks and
+ * creates scopes, for every node at once.
+ */
+pg_noreturn extern void fence_reject_above_cluster_mark(const FenceWrite *w, int64 token,
+														int64 mark);
+
 /* ZF002: no token; token_column NULL when the table takes declared tokens only. */
 pg_noreturn extern void fence_reject_missing(const FenceWrite *w, const char *token_column);
 

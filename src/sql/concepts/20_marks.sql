@@ -110,3 +110,73 @@ CREATE TRIGGER forget_all_cached_marks AFTER TRUNCATE
     ON fencing.scopes FOR EACH STATEMENT EXECUTE FUNCTION fencing.forget_cached_marks();
 ALTER TABLE fencing.scopes ENABLE ALWAYS TRIGGER forget_cached_marks;
 ALTER TABLE fencing.scopes ENABLE ALWAYS TRIGGER forget_all_cached_marks;
+
+-- Marks of a Citus cluster (src/state/cluster_marks.c, src/marks/cluster_apply.c):
+-- fencing.distribute_marks() makes fencing.cluster_marks, a reference table
+-- with a copy on every node; the coordinator writes each change of a
+-- scope's row into it in the changing transaction, and the trigger on
+-- each node's copy takes that node's exclusive scope lock and writes the
+-- node's own row.  Made outside the extension's script: Citus distributes
+-- no table whose trigger belongs to an extension.
+CREATE FUNCTION fencing.apply_cluster_mark()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'fencing_apply_cluster_mark'
+LANGUAGE C;
+-- Not API: a trigger made by hand on another table would raise any scope
+-- (it refuses to act anywhere but on fencing.cluster_marks, too).
+REVOKE ALL ON FUNCTION fencing.apply_cluster_mark() FROM PUBLIC;
+COMMENT ON FUNCTION fencing.apply_cluster_mark() IS
+'Trigger function of fencing.cluster_marks on each node of a Citus cluster: takes the scope''s lock exclusively (waits for the node''s writers of the scope) and makes the node''s row of the scope what the coordinator fed.';
+
+CREATE FUNCTION fencing.distribute_marks()
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    fed bigint;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
+        RAISE EXCEPTION 'fencing.distribute_marks() needs the citus extension in this database'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Marks are distributed on a Citus cluster only; a single node keeps its own.';
+    END IF;
+    IF (SELECT groupid FROM pg_catalog.pg_dist_local_group) OPERATOR(pg_catalog.<>) 0 THEN
+        RAISE EXCEPTION 'fencing.distribute_marks() runs on the Citus coordinator only'
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'This node is a worker: it takes its marks from the coordinator.';
+    END IF;
+    IF pg_catalog.to_regclass('fencing.cluster_marks') IS NULL THEN
+        CREATE TABLE fencing.cluster_marks (
+            scope  text PRIMARY KEY,
+            mark   bigint NOT NULL,
+            owner  name NOT NULL,
+            tokens text NOT NULL,
+            exact  boolean NOT NULL
+        );
+        COMMENT ON TABLE fencing.cluster_marks IS
+        'Every scope of the Citus cluster as its coordinator has it, on every node (a reference table); written by the coordinator in each transaction that changes a scope, read by each node''s trigger fencing.apply_cluster_mark().';
+        REVOKE ALL ON fencing.cluster_marks FROM PUBLIC;
+        CREATE TRIGGER apply_cluster_mark BEFORE INSERT OR UPDATE ON fencing.cluster_marks
+            FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
+        ALTER TABLE fencing.cluster_marks ENABLE ALWAYS TRIGGER apply_cluster_mark;
+        PERFORM pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
+        PERFORM pg_catalog.create_reference_table('fencing.cluster_marks');
+    END IF;
+    -- every scope the coordinator has, to every node (a node's writers of
+    -- each scope are waited for there)
+    INSERT INTO fencing.cluster_marks AS c (scope, mark, owner, tokens, exact)
+        SELECT s.scope, s.mark,
+               pg_catalog.pg_get_userbyid(COALESCE(s.owner, r.relowner)),
+               COALESCE(s.tokens, 'external'), false
+          FROM fencing.scopes AS s, pg_catalog.pg_class AS r
+         WHERE r.oid OPERATOR(pg_catalog.=) 'fencing.scopes'::pg_catalog.regclass
+    ON CONFLICT (scope) DO UPDATE SET mark = excluded.mark, owner = excluded.owner,
+                                      tokens = excluded.tokens, exact = excluded.exact;
+    GET DIAGNOSTICS fed = ROW_COUNT;
+    RETURN fed;
+END
+$$;
+REVOKE ALL ON FUNCTION fencing.distribute_marks() FROM PUBLIC;
+COMMENT ON FUNCTION fencing.distribute_marks() IS
+'On the coordinator of a Citus cluster (superuser): makes fencing.cluster_marks, a reference table, and feeds it every scope; from then on marks change only on the coordinator, for every node at once, and no write raises a mark or creates a scope. Run again to feed every scope again (after a node was added). Returns the number of scopes fed.';

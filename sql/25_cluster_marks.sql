@@ -1,0 +1,101 @@
+-- 25_cluster_marks: the marks of a Citus cluster, on one node.  Once
+-- fencing.cluster_marks exists (fencing.distribute_marks() makes it on a
+-- Citus coordinator; test/stages/citus proves the cluster), every change of
+-- a scope's row is fed into it, and no write to a table creates a scope or
+-- raises a mark.  Here the table is made by hand, as distribute_marks()
+-- makes it, without Citus: its trigger fires on this node's only copy.
+\set SHOW_CONTEXT never
+SELECT current_user AS su, current_database() AS regress_db \gset
+CREATE DATABASE regress_fencing_cluster;
+\c regress_fencing_cluster
+SET client_min_messages = error;
+CREATE EXTENSION fencing;
+RESET client_min_messages;
+
+-- not a Citus database: refused, and nothing made
+SELECT fencing.distribute_marks();
+SELECT pg_catalog.to_regclass('fencing.cluster_marks') IS NULL AS no_table;
+
+-- a single node: writes create scopes and raise marks, as always
+CREATE TABLE jobs (id int PRIMARY KEY, v int, tok bigint);
+SELECT fencing.protect('jobs', 'tok', scope => 'solo');
+INSERT INTO jobs VALUES (1, 0, 5);
+SELECT scope, mark FROM fencing.scopes ORDER BY scope;
+
+-- the cluster's table, as distribute_marks() makes it
+CREATE TABLE fencing.cluster_marks (
+    scope  text PRIMARY KEY,
+    mark   bigint NOT NULL,
+    owner  name NOT NULL,
+    tokens text NOT NULL,
+    exact  boolean NOT NULL
+);
+REVOKE ALL ON fencing.cluster_marks FROM PUBLIC;
+CREATE TRIGGER apply_cluster_mark BEFORE INSERT OR UPDATE ON fencing.cluster_marks
+    FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
+
+-- a write no longer raises a mark (ZF003) nor creates a scope (ZF003),
+-- and leaves nothing behind
+\set VERBOSITY default
+INSERT INTO jobs VALUES (2, 0, 6);
+\echo :LAST_ERROR_SQLSTATE
+CREATE TABLE tenant_jobs (id int PRIMARY KEY, tenant text, tok bigint);
+SELECT fencing.protect('tenant_jobs', 'tok', scope_column => 'tenant');
+INSERT INTO tenant_jobs VALUES (1, 'new-tenant', 1);
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY terse
+SELECT scope, mark FROM fencing.scopes ORDER BY scope;
+SELECT count(*) AS rows FROM jobs;
+-- at the mark, and below it, as before
+INSERT INTO jobs VALUES (2, 0, 5);
+INSERT INTO jobs VALUES (3, 0, 4);
+
+-- the clock's calls change marks, and each change is fed: a term, a
+-- takeover of an external scope, a reset (fed exact), a new scope
+SELECT fencing.fence_next_epoch('solo') AS term;
+SELECT fencing.create_scope('ext', tokens => 'external');
+SELECT fencing.takeover('ext', 40);
+SELECT scope, mark, owner = :'su' AS owner_is_su, tokens, exact
+  FROM fencing.cluster_marks ORDER BY scope;
+INSERT INTO jobs VALUES (4, 0, 5);
+INSERT INTO jobs VALUES (4, 0, 6);
+SELECT fencing.reset_mark('ext', 10);
+SELECT scope, mark, exact FROM fencing.cluster_marks WHERE scope = 'ext';
+
+-- a fed row (what the coordinator sends) makes this node's scope: created
+-- with the owner and kind fed, its mark only rising unless exact
+INSERT INTO fencing.cluster_marks VALUES ('fed', 9, :'su', 'external', false);
+UPDATE fencing.cluster_marks SET mark = 3 WHERE scope = 'fed';
+SELECT scope, mark, tokens FROM fencing.scopes WHERE scope = 'fed';
+UPDATE fencing.cluster_marks SET mark = 3, exact = true WHERE scope = 'fed';
+SELECT scope, mark, tokens FROM fencing.scopes WHERE scope = 'fed';
+
+-- the trigger function acts on fencing.cluster_marks only
+CREATE TABLE public.fake_marks (LIKE fencing.cluster_marks);
+CREATE TRIGGER apply BEFORE INSERT ON public.fake_marks
+    FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
+INSERT INTO public.fake_marks VALUES ('solo', 1000, :'su', 'issued', true);
+CREATE TABLE fencing.fake_marks_1 (LIKE fencing.cluster_marks);
+CREATE TRIGGER apply BEFORE INSERT ON fencing.fake_marks_1
+    FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
+INSERT INTO fencing.fake_marks_1 VALUES ('solo', 1000, :'su', 'issued', true);
+SELECT scope, mark FROM fencing.scopes WHERE scope = 'solo';
+-- and PUBLIC may not use it, nor write the cluster's table
+CREATE ROLE regress_fencing_cluster_stranger;
+GRANT CREATE ON SCHEMA public TO regress_fencing_cluster_stranger;
+SET ROLE regress_fencing_cluster_stranger;
+CREATE TABLE public.stranger_marks (scope text, mark bigint, owner name, tokens text, exact boolean);
+CREATE TRIGGER apply BEFORE INSERT ON public.stranger_marks
+    FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
+INSERT INTO fencing.cluster_marks VALUES ('solo', 1000, 'x', 'issued', true);
+SELECT fencing.distribute_marks();
+RESET ROLE;
+
+-- without the cluster's table, a write raises again
+DROP TABLE fencing.cluster_marks;
+INSERT INTO jobs VALUES (5, 0, 7);
+SELECT scope, mark FROM fencing.scopes WHERE scope = 'solo';
+
+\c :regress_db
+DROP DATABASE regress_fencing_cluster;
+DROP ROLE regress_fencing_cluster_stranger;

@@ -1,0 +1,158 @@
+/*-------------------------------------------------------------------------
+ *
+ * cluster_apply.c
+ *	  fencing.apply_cluster_mark(): a node takes a scope's row fed by the
+ *	  coordinator of its Citus cluster.
+ *
+ * Fires BEFORE INSERT OR UPDATE on each node's copy of fencing.cluster_marks
+ * (a reference table; state/cluster_marks.c writes it).  On the node it
+ * runs on, it takes the scope's lock exclusively, so it waits for every
+ * writer of the scope in flight there, and makes the node's row of the
+ * scope say what the coordinator's says: a mark only rises, unless the
+ * coordinator stored it (a reset: "exact"); a scope new to the node is
+ * created with the coordinator's owner and kind.  The lock is held until the
+ * distributed transaction ends (a prepared one keeps it across a restart of
+ * the node), so the node's writers of the scope wait for the change to
+ * commit, and then read the new mark.
+ *
+ * It acts only as a trigger of fencing.cluster_marks or of its shard (the
+ * same name with "_<shard id>"), in the extension's schema and owned by a
+ * superuser: a trigger made by hand on another table could otherwise raise
+ * any scope.  PUBLIC may not execute it either.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "fencing.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "commands/trigger.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "base/input_checks.h"
+#include "marks/scope_mark.h"
+#include "security/scope_acl.h"
+#include "state/cluster_marks.h"
+#include "state/extension_state.h"
+#include "state/scope_rows.h"
+
+/* fencing.cluster_marks, or a shard of it: cluster_marks_<digits>. */
+static bool
+is_cluster_marks(Relation rel)
+{
+	const char *name = RelationGetRelationName(rel);
+	size_t		len = strlen(CLUSTER_MARKS_RELNAME);
+
+	if (RelationGetNamespace(rel) != get_namespace_oid(FENCING_SCHEMA, true) ||
+		!superuser_arg(rel->rd_rel->relowner) ||
+		strncmp(name, CLUSTER_MARKS_RELNAME, len) != 0)
+		return false;
+	if (name[len] == '\0')
+		return true;
+	if (name[len] != '_' || name[len + 1] == '\0')
+		return false;
+	for (const char *c = name + len + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
+}
+
+static Datum
+fed_value(HeapTuple tuple, TupleDesc desc, int attnum, const char *column)
+{
+	bool		isnull;
+	Datum		value = heap_getattr(tuple, attnum, desc, &isnull);
+
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("column \"%s\" of a fed scope must not be null", column)));
+	return value;
+}
+
+/* Make this node's row of the scope what the coordinator fed. */
+static void
+apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact)
+{
+	ScopeInfo	info;
+	int64		old_mark;
+	Oid			saved_user;
+	int			saved_context;
+
+	/* a scope new to this node is created as the coordinator's owner's */
+	GetUserIdAndSecContext(&saved_user, &saved_context);
+	SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	old_mark = scope_mark_lock_exclusive(scope,
+										 issued ? SCOPE_MISSING_CREATE_ISSUED : SCOPE_MISSING_CREATE_EXTERNAL,
+										 SCOPE_PRIV_OWNER, NULL);
+	SetUserIdAndSecContext(saved_user, saved_context);
+
+	if (old_mark == SCOPE_MARK_NONE || mark > old_mark || (exact && mark != old_mark))
+		scope_mark_store(scope, mark);
+	if (scope_info_read(scope, &info) && info.owner != owner)
+		scope_rows_set_owner(scope, owner);
+	if (info.exists && info.issued != issued)
+		scope_rows_set_tokens(scope, issued);
+}
+
+FENCING_FUNCTION(fencing_apply_cluster_mark);
+
+Datum
+fencing_apply_cluster_mark(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	char	   *scope;
+	char	   *owner_name;
+	int64		mark;
+	bool		issued;
+	bool		exact;
+	bool		was_applying;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
+		!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fencing.apply_cluster_mark() must be fired BEFORE INSERT OR UPDATE FOR EACH ROW")));
+	if (!is_cluster_marks(trigdata->tg_relation) ||
+		RelationGetDescr(trigdata->tg_relation)->natts != Natts_cluster_marks)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("fencing.apply_cluster_mark() fires only on fencing.cluster_marks"),
+				 errdetail("It fired on relation \"%s\".",
+						   RelationGetRelationName(trigdata->tg_relation))));
+
+	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	desc = RelationGetDescr(trigdata->tg_relation);
+	scope = TextDatumGetCString(fed_value(tuple, desc, Anum_cluster_marks_scope, "scope"));
+	mark = DatumGetInt64(fed_value(tuple, desc, Anum_cluster_marks_mark, "mark"));
+	owner_name = NameStr(*DatumGetName(fed_value(tuple, desc, Anum_cluster_marks_owner, "owner")));
+	issued = strcmp(TextDatumGetCString(fed_value(tuple, desc, Anum_cluster_marks_tokens, "tokens")),
+					"issued") == 0;
+	exact = DatumGetBool(fed_value(tuple, desc, Anum_cluster_marks_exact, "exact"));
+	fencing_check_scope_name(scope);
+	if (mark < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("mark must not be negative"),
+				 errdetail("Scope \"%s\", mark " INT64_FORMAT ".", scope, mark)));
+
+	was_applying = cluster_marks_begin_apply();
+	PG_TRY();
+	{
+		apply_fed_row(scope, mark, get_role_oid(owner_name, false), issued, exact);
+	}
+	PG_FINALLY();
+	{
+		cluster_marks_end_apply(was_applying);
+	}
+	PG_END_TRY();
+
+	return PointerGetDatum(tuple);
+}

@@ -1,0 +1,140 @@
+/*-------------------------------------------------------------------------
+ *
+ * cluster_marks.c
+ *	  The marks of a Citus cluster: one clock, on the coordinator, whose every
+ *	  change reaches every node in the transaction that makes it.
+ *
+ * On a Citus cluster the fence's triggers fire on the shards, in the
+ * workers' backends, against each worker's own fencing.scopes.  Once
+ * fencing.distribute_marks() has made fencing.cluster_marks (a reference
+ * table: one copy per node, written by Citus in one distributed transaction
+ * under two-phase commit), the registry works this way:
+ *
+ *   - a change of a scope's row on the coordinator (a term, a takeover, a
+ *     lease grant, a reset, the failover fence, a new owner) also upserts
+ *     the scope's row into fencing.cluster_marks, here, in the changing
+ *     transaction and under its exclusive scope lock;
+ *   - the trigger on each node's copy (marks/cluster_apply.c) takes that
+ *     node's exclusive scope lock, so it waits for the node's in-flight
+ *     writers of the scope, and writes the node's own row; the change
+ *     commits everywhere or nowhere, and a takeover returns only once no
+ *     writer of the old term is in flight on any node;
+ *   - on a worker, any other change of a mark is refused: workers never
+ *     issue terms, create scopes or raise marks by themselves;
+ *   - no write to a table raises a mark or creates a scope, on any node
+ *     (marks/scope_mark.c asks cluster_marks_enabled()).
+ *
+ * The feed runs as the owner of the extension's tables (a superuser: Citus
+ * connects to the other nodes as that role) and, like every statement of
+ * ours, is fixed SQL over our own table.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "state/cluster_marks.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "state/citus_shards.h"
+#include "state/extension_state.h"
+
+/* Set while marks/cluster_apply.c writes a fed row: it is not fed again. */
+static bool applying = false;
+
+/* A superuser's fencing.cluster_marks: no other role can turn a database into a cluster's. */
+bool
+cluster_marks_enabled(void)
+{
+	Oid			nsp = get_namespace_oid(FENCING_SCHEMA, true);
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid(CLUSTER_MARKS_RELNAME, nsp) : InvalidOid;
+	HeapTuple	tuple;
+	bool		enabled = false;
+
+	if (!OidIsValid(relid))
+		return false;
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (HeapTupleIsValid(tuple))
+	{
+		enabled = superuser_arg(((Form_pg_class) GETSTRUCT(tuple))->relowner);
+		ReleaseSysCache(tuple);
+	}
+	return enabled;
+}
+
+bool
+cluster_marks_begin_apply(void)
+{
+	bool		was = applying;
+
+	applying = true;
+	return was;
+}
+
+void
+cluster_marks_end_apply(bool was_applying)
+{
+	applying = was_applying;
+}
+
+void
+cluster_marks_feed(const char *scope, bool exact)
+{
+	static SPIPlanPtr read_plan = NULL;
+	static const char *read_sql =
+		"SELECT s.mark, pg_catalog.pg_get_userbyid(COALESCE(s.owner, c.relowner))::pg_catalog.name, "
+		"s.tokens FROM fencing.scopes AS s, pg_catalog.pg_class AS c "
+		"WHERE s.scope OPERATOR(pg_catalog.=) $1 AND c.oid OPERATOR(pg_catalog.=) 'fencing.scopes'::pg_catalog.regclass";
+	static SPIPlanPtr write_plan = NULL;
+	static const char *write_sql =
+		"INSERT INTO fencing.cluster_marks AS c (scope, mark, owner, tokens, exact) "
+		"VALUES ($1, $2, $3, $4, $5) "
+		"ON CONFLICT (scope) DO UPDATE SET mark = excluded.mark, owner = excluded.owner, "
+		"tokens = excluded.tokens, exact = excluded.exact";
+	Oid			read_types[1] = {TEXTOID};
+	Oid			write_types[5] = {TEXTOID, INT8OID, NAMEOID, TEXTOID, BOOLOID};
+	Datum		values[5];
+	bool		isnull;
+	FencingUserContext uctx;
+
+	if (applying || !cluster_marks_enabled())
+		return;
+	if (citus_node_is_worker())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("marks of scope \"%s\" change only on the Citus coordinator", scope),
+				 errdetail("This node is a worker of a Citus cluster whose marks are distributed "
+						   "(fencing.cluster_marks): it takes them from the coordinator."),
+				 errhint("Call the function on the coordinator: it raises the mark on every node.")));
+
+	/*
+	 * Read the row as this transaction wrote it, then send it: a reference
+	 * table takes an INSERT ... SELECT from a local table only through the
+	 * coordinator's own executor, and one row is all there is.
+	 */
+	/* the direct write of a term (state/direct_row.c) is seen from here on */
+	CommandCounterIncrement();
+	fencing_spi_connect_as_owner(&uctx);
+	values[0] = CStringGetTextDatum(scope);
+	(void) fencing_spi_execute(&read_plan, read_sql, 1, read_types, values, true);
+	if (SPI_processed != 1)
+		elog(ERROR, "scope \"%s\" vanished while its change was fed to the cluster", scope);
+	values[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	values[2] = datumCopy(values[2], false, NAMEDATALEN);
+	values[3] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
+	if (isnull)
+		values[3] = CStringGetTextDatum("external");
+	else
+		values[3] = PointerGetDatum(PG_DETOAST_DATUM_COPY(values[3]));
+	values[4] = BoolGetDatum(exact);
+	(void) fencing_spi_execute(&write_plan, write_sql, 5, write_types, values, false);
+	fencing_spi_finish_as_owner(&uctx);
+}
