@@ -15,7 +15,9 @@
 #include "marks/scope_mark.h"
 #include "marks/shared_marks.h"
 #include "security/bypass.h"
+#include "state/citus_shards.h"
 #include "telemetry/fence_stats.h"
+#include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
 #include "trigger/running_statement.h"
 
@@ -30,11 +32,13 @@ _PG_init(void)
 	shared_marks_init();
 	/* settings before the prefix is reserved, which drops placeholders */
 	fence_stats_init();
+	declared_token_init();
 
 	MarkGUCPrefixReserved("fencing");
 
 	end_of_xact_init();
 	scope_mark_init();
+	citus_shards_init();
 	fence_config_init();
 	running_statement_init();
 }

@@ -14,6 +14,17 @@
  * holds the scope's write privilege too, whoever runs the write (a foreign
  * key's cascade runs as the referencing table's owner).
  *
+ * On a Citus cluster the writes run in the workers' backends, which cannot
+ * see this one's declarations: where Citus is installed, each declaration
+ * also sets fencing.declared_tokens (every scope's current token, written
+ * out) with SET LOCAL, which Citus repeats on every connection of the
+ * transaction (citus.propagate_set_commands = 'local', set for the
+ * transaction too).  A backend with no declaration of its own uses that
+ * setting, but only when it was set within the current transaction: a
+ * session-level SET made earlier (left behind on a pooled connection)
+ * declares nothing.  The offering role there is the backend's user (Citus
+ * connects as the same role).
+ *
  *-------------------------------------------------------------------------
  */
 #include "base/input_checks.h"
@@ -21,9 +32,13 @@
 #include "tokens/declared_token.h"
 
 #include "access/xact.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "nodes/pg_list.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -48,12 +63,22 @@ typedef struct DeclaredToken
 static HTAB *scope_tokens = NULL;
 static List *all_scopes_stack = NIL;
 
+/*
+ * fencing.declared_tokens, as another node's use_token() set it: entries
+ * separated by ",", each "<token>" (every scope) or "<token>:<length>:<scope>"
+ * (length in bytes, so that a scope name may hold any character).
+ * "travelled" says it was set within this transaction.
+ */
+static char *declared_tokens_setting = NULL;
+static bool travelled = false;
+
 static void
 forget_all(void)
 {
 	/* the memory goes with TopTransactionContext */
 	scope_tokens = NULL;
 	all_scopes_stack = NIL;
+	travelled = false;
 }
 
 void
@@ -98,6 +123,116 @@ declared_token_lookup(const char *scope, int64 *token)
 	return declared_token_lookup_offerer(scope, token, &role);
 }
 
+/* Parse the digits at *p (at least one, within bigint); false if there are none. */
+static bool
+setting_number(const char **p, int64 *value)
+{
+	const char *start = *p;
+	uint64		v = 0;
+
+	while (**p >= '0' && **p <= '9')
+	{
+		if (v > ((uint64) PG_INT64_MAX - (**p - '0')) / 10)
+			return false;
+		v = v * 10 + (**p - '0');
+		(*p)++;
+	}
+	*value = (int64) v;
+	return *p != start;
+}
+
+/*
+ * The token the setting declares for scope, or with scope NULL for every
+ * scope.  A malformed setting declares nothing (*malformed, if given).
+ */
+static bool
+setting_lookup(const char *setting, const char *scope, int64 *token, bool *malformed)
+{
+	const char *p = setting;
+	bool		found = false;
+	size_t		scope_len = scope != NULL ? strlen(scope) : 0;
+
+	while (*p != '\0')
+	{
+		int64		value;
+		int64		len;
+
+		if (!setting_number(&p, &value))
+			goto bad;
+		if (*p == ':')
+		{
+			p++;
+			if (!setting_number(&p, &len) || *p != ':' || len == 0 ||
+				len > FENCING_SCOPE_MAX_LEN || strnlen(p + 1, len) < (size_t) len)
+				goto bad;
+			p++;
+			if (scope != NULL && (size_t) len == scope_len && memcmp(p, scope, len) == 0)
+			{
+				*token = value;
+				return true;
+			}
+			p += len;
+		}
+		else if (scope == NULL && !found)
+		{
+			*token = value;
+			found = true;
+		}
+		if (*p == ',' && p[1] != '\0')
+			p++;
+		else if (*p != '\0')
+			goto bad;
+	}
+	return found;
+
+bad:
+	if (malformed != NULL)
+		*malformed = true;
+	return false;
+}
+
+static bool
+check_declared_tokens(char **newval, void **extra, GucSource source)
+{
+	int64		token;
+	bool		malformed = false;
+
+	if (*newval != NULL)
+		(void) setting_lookup(*newval, "", &token, &malformed);
+	if (malformed)
+	{
+		GUC_check_errdetail("It is set by fencing.use_token() on another node of a Citus cluster: "
+							"\"<token>\" for every scope and \"<token>:<length>:<scope>\" for one, "
+							"separated by commas.");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Only a SET within a live transaction declares; a value restored when a
+ * transaction or subtransaction ends keeps what the transaction had.
+ */
+static void
+assign_declared_tokens(const char *newval, void *extra)
+{
+	if (IsTransactionState())
+		travelled = newval != NULL && newval[0] != '\0';
+}
+
+void
+declared_token_init(void)
+{
+	DefineCustomStringVariable("fencing.declared_tokens",
+							   "Tokens declared by fencing.use_token() on another node of a Citus cluster, for this transaction.",
+							   "Set with SET LOCAL by fencing.use_token() where Citus is installed; Citus repeats it on the workers.",
+							   &declared_tokens_setting,
+							   "",
+							   PGC_USERSET,
+							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
+							   check_declared_tokens, assign_declared_tokens, NULL);
+}
+
 bool
 declared_token_lookup_offerer(const char *scope, int64 *token, Oid *role)
 {
@@ -111,7 +246,14 @@ declared_token_lookup_offerer(const char *scope, int64 *token, Oid *role)
 			stack = entry->stack;
 	}
 	if (stack == NIL)
-		return false;
+	{
+		if (likely(!travelled))
+			return false;
+		/* declared on another node: for the scope, else for every scope */
+		*role = GetUserId();
+		return (scope != NULL && setting_lookup(declared_tokens_setting, scope, token, NULL)) ||
+			setting_lookup(declared_tokens_setting, NULL, token, NULL);
+	}
 	*token = ((Declaration *) llast(stack))->token;
 	*role = ((Declaration *) llast(stack))->role;
 	return true;
@@ -123,7 +265,7 @@ declared_token_any(void)
 	HASH_SEQ_STATUS status;
 	DeclaredToken *entry;
 
-	if (all_scopes_stack != NIL)
+	if (all_scopes_stack != NIL || travelled)
 		return true;
 	if (scope_tokens == NULL)
 		return false;
@@ -163,6 +305,47 @@ push_declaration(List *stack, int64 token)
 	return stack;
 }
 
+/*
+ * Where Citus is installed, the transaction's declarations also go to the
+ * other nodes: every scope's current token, in fencing.declared_tokens, set
+ * LOCAL with Citus told to repeat it on each connection of the transaction.
+ */
+static void
+send_to_cluster(void)
+{
+	StringInfoData value;
+	HASH_SEQ_STATUS status;
+	DeclaredToken *entry;
+	int			rc;
+
+	if (!OidIsValid(get_extension_oid("citus", true)))
+		return;
+	initStringInfo(&value);
+	if (all_scopes_stack != NIL)
+		appendStringInfo(&value, INT64_FORMAT, ((Declaration *) llast(all_scopes_stack))->token);
+	if (scope_tokens != NULL)
+	{
+		hash_seq_init(&status, scope_tokens);
+		while ((entry = hash_seq_search(&status)) != NULL)
+		{
+			if (entry->stack == NIL)
+				continue;
+			appendStringInfo(&value, "%s" INT64_FORMAT ":%zu:%s", value.len > 0 ? "," : "",
+							 ((Declaration *) llast(entry->stack))->token,
+							 strlen(entry->scope), entry->scope);
+		}
+	}
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	rc = SPI_execute("SET LOCAL citus.propagate_set_commands TO 'local'", false, 0);
+	if (rc >= 0)
+		rc = SPI_execute(psprintf("SET LOCAL fencing.declared_tokens TO %s",
+								  quote_literal_cstr(value.data)), false, 0);
+	if (rc < 0)
+		elog(ERROR, "could not set fencing.declared_tokens: %s", SPI_result_code_string(rc));
+	SPI_finish();
+}
+
 static void
 declare(const char *scope, int64 token)
 {
@@ -173,6 +356,7 @@ declare(const char *scope, int64 token)
 	if (scope == NULL)
 	{
 		all_scopes_stack = push_declaration(all_scopes_stack, token);
+		send_to_cluster();
 		return;
 	}
 
@@ -184,6 +368,7 @@ declare(const char *scope, int64 token)
 	if (!found)
 		entry->stack = NIL;
 	entry->stack = push_declaration(entry->stack, token);
+	send_to_cluster();
 }
 
 int64

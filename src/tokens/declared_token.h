@@ -11,6 +11,9 @@
 #include "fencing.h"
 
 /* Called by end_of_xact.c, in its order. */
+/* Defines fencing.declared_tokens, the declarations another node sent. */
+extern void declared_token_init(void);
+
 extern void declared_token_at_xact_end(void);
 extern void declared_token_at_subxact_abort(SubTransactionId mySubid);
 
