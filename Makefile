@@ -17,6 +17,7 @@ OBJS = src/base/input_checks.o \
        src/state/extension_state.o \
        src/state/direct_row.o \
        src/state/scope_rows.o \
+       src/state/citus_shards.o \
        src/durability/durable_commit.o \
        src/security/bypass.o \
        src/security/scope_acl.o \

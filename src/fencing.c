@@ -15,6 +15,7 @@
 #include "marks/scope_mark.h"
 #include "marks/shared_marks.h"
 #include "security/bypass.h"
+#include "state/citus_shards.h"
 #include "telemetry/fence_stats.h"
 #include "trigger/fence_config.h"
 #include "trigger/running_statement.h"
@@ -35,6 +36,7 @@ _PG_init(void)
 
 	end_of_xact_init();
 	scope_mark_init();
+	citus_shards_init();
 	fence_config_init();
 	running_statement_init();
 }
