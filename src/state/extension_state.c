@@ -9,6 +9,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "state/citus_shards.h"
 #include "state/extension_state.h"
 
 #include "access/htup_details.h"
@@ -40,6 +41,8 @@ forget_oids(Datum arg, Oid relid)
 		memset(relation_oids, 0, sizeof(relation_oids));
 		sql_version = -1;
 	}
+	/* one callback for the layer: Postgres has few slots, and Citus takes many */
+	citus_shards_relcache_invalidate(relid);
 }
 
 static void
@@ -258,4 +261,10 @@ fencing_execute_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
 	rows = SPI_processed;
 	fencing_spi_finish_as_owner(&uctx);
 	return rows;
+}
+
+void
+extension_state_watch_relcache(void)
+{
+	register_forget_oids();
 }

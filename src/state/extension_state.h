@@ -116,4 +116,11 @@ extern void fencing_spi_finish_as_owner(const FencingUserContext *uctx);
 extern uint64 fencing_execute_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
 									   Oid *argtypes, Datum *values);
 
+/*
+ * Registers, once, the state layer's relcache callback, which forgets the
+ * OIDs above and citus_shards.c's caches (one callback: a backend has only
+ * ten, and Citus registers several).
+ */
+extern void extension_state_watch_relcache(void);
+
 #endif							/* EXTENSION_STATE_H */

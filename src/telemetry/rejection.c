@@ -22,6 +22,8 @@
  *     are attached to the error (errtable), ZF003 included.
  *   - The counters (telemetry/fence_stats.c) charge each new entry to the
  *     owner of what it counts and bound each role's share.
+ *   - A write on a Citus shard is counted, logged and reported under its
+ *     distributed table (state/citus_shards.h): "jobs", not "jobs_102041".
  *   - A stale write's DETAIL names the mark only to the role that offered
  *     the token (security/scope_acl.h) when it may read it: the scope's
  *     read privilege, or SELECT on the row's token column.  A stranger's
@@ -43,6 +45,7 @@
 #include "utils/rel.h"
 
 #include "base/input_checks.h"
+#include "state/citus_shards.h"
 
 /* the log line's words for each kind: a table written, and no table */
 static const char *const kind_what[FENCE_STAT_NUM_KINDS] = {
@@ -128,7 +131,7 @@ note(FenceStatKind kind, const FenceWrite *w, int64 token, int64 mark, int64 dec
 	const char *reason = NULL;
 	const char *scope_text;
 	Oid			scope_owner = InvalidOid;
-	Oid			relid = w->rel != NULL ? RelationGetRelid(w->rel) : InvalidOid;
+	Oid			relid = w->rel != NULL ? citus_shown_relid(w->rel) : InvalidOid;
 	char		client[64];
 	const char *role;
 
@@ -160,7 +163,7 @@ note(FenceStatKind kind, const FenceWrite *w, int64 token, int64 mark, int64 dec
 			 errmsg("fencing %s (%s) to relation \"%s\": scope %s, token %s%s, mark %s, "
 					"role \"%s\", application \"%s\", client %s",
 					kind_what[kind], fence_stats_kind_sqlstate(kind),
-					RelationGetRelationName(w->rel), scope_text,
+					citus_shown_relname(w->rel), scope_text,
 					number_or(token, "none"),
 					declared >= 0 ? psprintf(" (declared " INT64_FORMAT ")", declared) : "",
 					number_or(mark, "unknown"),
@@ -188,15 +191,22 @@ where(const FenceWrite *w)
 		return psprintf("Scope \"%s\"", w->scope != NULL ? w->scope : "");
 	return psprintf("Relation \"%s.%s\"%s",
 					get_namespace_name(RelationGetNamespace(w->rel)),
-					RelationGetRelationName(w->rel),
+					citus_shown_relname(w->rel),
 					w->scope != NULL ? psprintf(", scope \"%s\"", w->scope) : "");
 }
 
-/* errtable() when a table was written; nothing otherwise. */
+/*
+ * errtable() naming the table shown (a Citus shard's distributed table);
+ * nothing when no table was written.
+ */
 static int
 table_fields(const FenceWrite *w)
 {
-	return w->rel != NULL ? errtable(w->rel) : 0;
+	if (w->rel == NULL)
+		return 0;
+	err_generic_string(PG_DIAG_SCHEMA_NAME,
+					   get_namespace_name(RelationGetNamespace(w->rel)));
+	return err_generic_string(PG_DIAG_TABLE_NAME, citus_shown_relname(w->rel));
 }
 
 /*
@@ -260,17 +270,17 @@ reject_stale(const FenceWrite *w, AttrNumber token_attnum, int64 token, int64 ma
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCING_STALE_TOKEN),
 				 errmsg("stale fencing token for relation \"%s\"",
-						RelationGetRelationName(w->rel)),
+						citus_shown_relname(w->rel)),
 				 errdetail("%s: token " INT64_FORMAT " is below the %s (not shown: role \"%s\", which offered the token, may not read it).",
 						   where(w), token, row_mark ? "row's token" : "scope's mark",
 						   role_name(offerer)),
 				 errhint("A newer term has been issued; the writer holding token " INT64_FORMAT
 						 " is no longer the leader and must stop writing.", token),
-				 errtable(w->rel)));
+				 table_fields(w)));
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_STALE_TOKEN),
 			 errmsg("stale fencing token for relation \"%s\"",
-					RelationGetRelationName(w->rel)),
+					citus_shown_relname(w->rel)),
 			 row_mark ?
 			 errdetail("%s: token " INT64_FORMAT " is below the row's token " INT64_FORMAT ".",
 					   where(w), token, mark) :
@@ -278,7 +288,7 @@ reject_stale(const FenceWrite *w, AttrNumber token_attnum, int64 token, int64 ma
 					   where(w), token, mark),
 			 errhint("A newer term has been issued; the writer holding token " INT64_FORMAT
 					 " is no longer the leader and must stop writing.", token),
-			 errtable(w->rel)));
+			 table_fields(w)));
 	return false;				/* keep compiler quiet */
 }
 
@@ -293,7 +303,7 @@ fence_reject_missing(const FenceWrite *w, const char *token_column)
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_MISSING_TOKEN),
 			 errmsg("missing fencing token for relation \"%s\"",
-					RelationGetRelationName(w->rel)),
+					citus_shown_relname(w->rel)),
 			 token_column == NULL ?
 			 errdetail("%s: the transaction declared no token, and the table takes declared tokens only.",
 					   where(w)) :
@@ -304,7 +314,7 @@ fence_reject_missing(const FenceWrite *w, const char *token_column)
 			 errhint("Call %s in this transaction.", declare) :
 			 errhint("Assign column \"%s\", or call %s in this transaction.",
 					 token_column, declare),
-			 errtable(w->rel)));
+			 table_fields(w)));
 	pg_unreachable();
 }
 
@@ -316,12 +326,12 @@ fence_reject_missing_leaving(const FenceWrite *w, const char *to_scope)
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_MISSING_TOKEN),
 			 errmsg("missing fencing token for relation \"%s\"",
-					RelationGetRelationName(w->rel)),
+					citus_shown_relname(w->rel)),
 			 errdetail("%s: the row moves to scope \"%s\", and the transaction declared a token for that scope but none for scope \"%s\", which the row leaves.",
 					   where(w), to_scope, w->scope),
 			 errhint("A row leaves a scope only with that scope's token: call fencing.use_token(%s, token) in this transaction.",
 					 quote_literal_cstr(w->scope)),
-			 errtable(w->rel)));
+			 table_fields(w)));
 	pg_unreachable();
 }
 
@@ -338,13 +348,13 @@ fence_reject_view_default(const FenceWrite *w, const char *token_column, Oid vie
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_MISSING_TOKEN),
 			 errmsg("missing fencing token for relation \"%s\"",
-					RelationGetRelationName(w->rel)),
+					citus_shown_relname(w->rel)),
 			 errdetail("%s: the statement writes through view \"%s.%s\", whose DEFAULT for column \"%s\" "
 					   "may have supplied the token, and the transaction declared no token.",
 					   where(w), view_nsp ? view_nsp : "?", view_name ? view_name : "?", token_column),
 			 errhint("Drop the view column's DEFAULT (ALTER VIEW ... ALTER COLUMN ... DROP DEFAULT), "
 					 "or call %s in this transaction.", declare),
-			 errtable(w->rel)));
+			 table_fields(w)));
 	pg_unreachable();
 }
 
@@ -395,13 +405,13 @@ fence_reject_conflict(const FenceWrite *w, const char *token_column, int64 colum
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_TOKEN_CONFLICT),
 			 errmsg("fencing token in column \"%s\" disagrees with the declared token for relation \"%s\"",
-					token_column, RelationGetRelationName(w->rel)),
+					token_column, citus_shown_relname(w->rel)),
 			 errdetail("%s: the row offers token " INT64_FORMAT ", the transaction declared " INT64_FORMAT ".",
 					   where(w), column, declared),
 			 errhint("A declared token is the token of every write of the transaction; "
 					 "leave column \"%s\" out of the statement, or set it to the declared token.",
 					 token_column),
-			 errtable(w->rel)));
+			 table_fields(w)));
 	pg_unreachable();
 }
 
@@ -446,7 +456,7 @@ fence_count_bypass(Relation rel, const char *scope)
 	if (scope != NULL &&
 		uncounted_reason(scope, rel, SCOPE_PRIV_WRITE, NULL, &scope_owner) != NULL)
 		scope = NULL;
-	fence_stats_count(FENCE_STAT_BYPASSED, RelationGetRelid(rel), rel->rd_rel->relowner,
+	fence_stats_count(FENCE_STAT_BYPASSED, citus_shown_relid(rel), rel->rd_rel->relowner,
 					  scope, scope_owner, -1, -1, -1);
 }
 

@@ -12,6 +12,7 @@
  */
 #include "base/input_checks.h"
 #include "security/scope_binding.h"
+#include "state/citus_shards.h"
 #include "trigger/fence_config.h"
 
 #include "access/attnum.h"
@@ -118,6 +119,9 @@ fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 	/* every byte defined: the result is copied whole into the cache */
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->relid = RelationGetRelid(rel);
+	/* InvalidOid without a catalog read unless the name is a shard's */
+	cfg->citus_table = citus_shard_table(rel);
+	cfg->citus_shell = citus_is_citus_table(cfg->relid);
 
 	/* token column: an integer column the trigger may write */
 	strlcpy(cfg->token_column, args[0], NAMEDATALEN);

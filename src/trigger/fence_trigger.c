@@ -35,12 +35,19 @@
  * TRUNCATE reads the rows it throws away straight from the heap, as the
  * caller: no query, so no code of the table's owner runs with other rights.
  *
+ * On Citus the triggers fire on the shards (jobs_102041), where the rows
+ * are, and name the distributed table (jobs) in what they report.  A
+ * table fenced per row needs nothing else.  A write by scope on a worker's
+ * shard is refused: the scope marks are the coordinator's
+ * (refuse_scope_on_citus_worker()).
+ *
  *-------------------------------------------------------------------------
  */
 #include "fencing.h"
 
 #include "access/htup_details.h"
 #include "access/sysattr.h"
+#include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_class.h"
@@ -64,6 +71,7 @@
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
 #include "security/bypass.h"
+#include "state/citus_shards.h"
 #include "telemetry/rejection.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
@@ -87,13 +95,25 @@ static struct
 	Oid			offerer;		/* the role that offered it */
 } moving_row;
 
+/*
+ * The table a write is shown under: a Citus shard's distributed table
+ * ("jobs", not "jobs_102041"), else the relation itself.
+ */
+static const char *
+shown_relname(Relation rel, const FenceConfig *cfg)
+{
+	char	   *name = OidIsValid(cfg->citus_table) ? get_rel_name(cfg->citus_table) : NULL;
+
+	return name != NULL ? name : RelationGetRelationName(rel);
+}
+
 /* "Relation "public.t", scope "s"" or "Relation "public.t" (per-row fencing)" */
 static char *
 where_written(Relation rel, const FenceConfig *cfg, const char *scope)
 {
 	char	   *relname = psprintf("%s.%s",
 									   get_namespace_name(RelationGetNamespace(rel)),
-									   RelationGetRelationName(rel));
+									   shown_relname(rel, cfg));
 
 	if (cfg->scope_kind == FENCE_SCOPE_NONE)
 		return psprintf("Relation \"%s\" (per-row fencing)", relname);
@@ -869,54 +889,14 @@ compare_scope_names(const void *a, const void *b)
 	return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
 
-/*
- * Read the rows TRUNCATE is about to throw away, straight from the heap: no
- * query, so no planner (which would evaluate the IMMUTABLE functions of the
- * table's index expressions and predicates) and no other code of the
- * table's owner runs here.  Only a scope column's output function is called,
- * as the caller (a built-in one: fence_config.c admits only base types whose
- * text is stable, and domains over them).  A fresh snapshot: the statement's
- * was taken before TRUNCATE's exclusive lock was granted and can miss rows
- * committed meanwhile.
- */
+/* Add the scopes or the largest token of the rows of r (attnum: the column read). */
 static void
-read_truncated_rows(Relation rel, const FenceConfig *cfg, TruncatedRows *rows)
+scan_truncated(Relation r, const FenceConfig *cfg, AttrNumber attnum, TruncatedRows *rows)
 {
-	Snapshot	snapshot;
-	TableScanDesc scan;
-	TupleTableSlot *slot;
-	AttrNumber	attnum = cfg->scope_kind == FENCE_SCOPE_COLUMN ?
-		cfg->scope_attnum : cfg->token_attnum;
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	TableScanDesc scan = table_beginscan(r, snapshot, 0, NULL);
+	TupleTableSlot *slot = table_slot_create(r, NULL);
 
-	rows->any_token = false;
-	rows->max_token = 0;
-	rows->scopes = NULL;
-	if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
-		rows->scopes = fencing_scope_hash_create("fencing truncated scopes",
-												 sizeof(TruncatedScope),
-												 CurrentMemoryContext);
-
-	/*
-	 * A partitioned table has no rows: each partition fires its own trigger.
-	 * Nothing else without storage can carry a TRUNCATE trigger (Postgres
-	 * refuses one on a foreign table or a view); fail closed all the same.
-	 */
-	if (!RELKIND_HAS_STORAGE(rel->rd_rel->relkind))
-	{
-		if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
-			return;
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot check the rows of relation \"%s\" before TRUNCATE",
-						RelationGetRelationName(rel)),
-				 errdetail("%s: only tables stored in this database can be truncated under the fence.",
-						   where_written(rel, cfg, NULL)),
-				 errtable(rel)));
-	}
-
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	scan = table_beginscan(rel, snapshot, 0, NULL);
-	slot = table_slot_create(rel, NULL);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		bool		isnull;
@@ -945,6 +925,102 @@ read_truncated_rows(Relation rel, const FenceConfig *cfg, TruncatedRows *rows)
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
 	UnregisterSnapshot(snapshot);
+}
+
+/*
+ * A Citus table's own relation (its shell) has no rows: they are in its
+ * shards.  The shards this node holds are read here, locked as TRUNCATE will
+ * lock them: Citus keeps TRUNCATE triggers off a Citus-local table's shard
+ * (the table's own trigger, this one, fires for it), and a shard elsewhere
+ * judges its rows with its own trigger.  A local shard not found under
+ * Citus's name for it: refused; so is a Citus-local table whose shard is on
+ * another node (a worker truncating it): nothing there would judge its rows.
+ */
+static void
+read_citus_shards(Relation rel, const FenceConfig *cfg, TruncatedRows *rows)
+{
+	char	   *unfound;
+	List	   *shards = citus_local_shards(rel, &unfound);
+	ListCell   *lc;
+	const char *column = cfg->scope_kind == FENCE_SCOPE_COLUMN ?
+		cfg->scope_column : cfg->token_column;
+
+	if (unfound != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot check the rows of relation \"%s\" before TRUNCATE",
+						RelationGetRelationName(rel)),
+				 errdetail("%s: this node holds a shard of it that is not named \"%s\".",
+						   where_written(rel, cfg, NULL), unfound),
+				 errtable(rel)));
+	/* Citus keeps a Citus-local table's shard without TRUNCATE trigger */
+	if (shards == NIL && citus_is_local_table(RelationGetRelid(rel)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot truncate fenced Citus-local table \"%s\" from this node",
+						RelationGetRelationName(rel)),
+				 errdetail("%s: its shard is on the coordinator and has no TRUNCATE trigger of its own (Citus drops it), so only the coordinator can check its rows.",
+						   where_written(rel, cfg, NULL)),
+				 errhint("Run TRUNCATE on the coordinator."),
+				 errtable(rel)));
+	foreach(lc, shards)
+	{
+		Relation	shard = table_open(lfirst_oid(lc), AccessExclusiveLock);
+		AttrNumber	attnum = get_attnum(lfirst_oid(lc), column);
+
+		/* a shard made after a column was dropped numbers its columns anew */
+		if (attnum == InvalidAttrNumber)
+			elog(ERROR, "column \"%s\" of shard \"%s\" does not exist",
+				 column, RelationGetRelationName(shard));
+		scan_truncated(shard, cfg, attnum, rows);
+		table_close(shard, NoLock);
+	}
+}
+
+/*
+ * Read the rows TRUNCATE is about to throw away, straight from the heap: no
+ * query, so no planner (which would evaluate the IMMUTABLE functions of the
+ * table's index expressions and predicates) and no other code of the
+ * table's owner runs here.  Only a scope column's output function is called,
+ * as the caller (a built-in one: fence_config.c admits only base types whose
+ * text is stable, and domains over them).  A fresh snapshot: the statement's
+ * was taken before TRUNCATE's exclusive lock was granted and can miss rows
+ * committed meanwhile.
+ */
+static void
+read_truncated_rows(Relation rel, const FenceConfig *cfg, TruncatedRows *rows)
+{
+	AttrNumber	attnum = cfg->scope_kind == FENCE_SCOPE_COLUMN ?
+		cfg->scope_attnum : cfg->token_attnum;
+
+	rows->any_token = false;
+	rows->max_token = 0;
+	rows->scopes = NULL;
+	if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
+		rows->scopes = fencing_scope_hash_create("fencing truncated scopes",
+												 sizeof(TruncatedScope),
+												 CurrentMemoryContext);
+
+	/*
+	 * A partitioned table has no rows: each partition fires its own trigger.
+	 * Nothing else without storage can carry a TRUNCATE trigger (Postgres
+	 * refuses one on a foreign table or a view); fail closed all the same.
+	 */
+	if (!RELKIND_HAS_STORAGE(rel->rd_rel->relkind))
+	{
+		if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+			return;
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check the rows of relation \"%s\" before TRUNCATE",
+						RelationGetRelationName(rel)),
+				 errdetail("%s: only tables stored in this database can be truncated under the fence.",
+						   where_written(rel, cfg, NULL)),
+				 errtable(rel)));
+	}
+	scan_truncated(rel, cfg, attnum, rows);
+	if (unlikely(cfg->citus_shell))
+		read_citus_shards(rel, cfg, rows);
 }
 
 /*
@@ -1065,6 +1141,38 @@ protocol_violation(Relation rel, const char *requirement)
 			 errhint("Install the trigger with fencing.protect().")));
 }
 
+/*
+ * Scope marks live in each node's own fencing.scopes, and terms are issued
+ * on the coordinator: a Citus worker's copy of a scope would be created, or
+ * raised, by the first write that reaches it, with that write's token, and
+ * would never see a takeover on the coordinator.  So a worker judges no
+ * write by scope; it refuses it (before any scope is read, created or
+ * locked).  Shards on the coordinator (a Citus-local table's, a reference
+ * table's placement there) are judged by the coordinator's marks, the
+ * clock.  cfg->citus_table is cached with the configuration: a table that
+ * is no Citus shard pays one test.
+ */
+static void
+refuse_scope_on_citus_worker(Relation rel, const FenceConfig *cfg)
+{
+	if (likely(!OidIsValid(cfg->citus_table)) ||
+		cfg->scope_kind == FENCE_SCOPE_NONE ||
+		!citus_node_is_worker())
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("cannot fence relation \"%s\" by scope on a Citus worker",
+					shown_relname(rel, cfg)),
+			 cfg->scope_kind == FENCE_SCOPE_CONSTANT ?
+			 errdetail("%s, written on shard \"%s\": a worker has no copy of the coordinator's marks, so it can neither check the token against the scope's mark nor raise it.",
+					   where_written(rel, cfg, cfg->scope_name), RelationGetRelationName(rel)) :
+			 errdetail("%s, written on shard \"%s\": a worker has no copy of the coordinator's marks, so it can neither check the token against a scope's mark nor raise it.",
+					   where_written(rel, cfg, NULL), RelationGetRelationName(rel)),
+			 errhint("Protect the table per row (fencing.protect() without a scope), which works on Citus; "
+					 "scope fencing on Citus needs marks propagated from the coordinator, which this version does not do."),
+			 errtable(rel)));
+}
+
 static Datum judge(FunctionCallInfo fcinfo);
 
 FENCING_FUNCTION(fencing_fence_trigger);
@@ -1107,6 +1215,7 @@ judge(FunctionCallInfo fcinfo)
 			count_bypass(rel, cfg, NULL);
 		else if (!replica_passes(rel))
 		{
+			refuse_scope_on_citus_worker(rel, cfg);
 			fence_config_require_binding(rel, cfg);
 			fence_truncate(rel, cfg);
 		}
@@ -1126,6 +1235,7 @@ judge(FunctionCallInfo fcinfo)
 		{
 			/* refuses whom it must; a raise deferred before is made all the same */
 			(void) replica_passes(rel);
+			refuse_scope_on_citus_worker(rel, cfg);
 			fence_inserted(rel, cfg, trigdata->tg_trigtuple);
 		}
 		return PointerGetDatum(NULL);
@@ -1146,6 +1256,7 @@ judge(FunctionCallInfo fcinfo)
 			PointerGetDatum(trigdata->tg_newtuple) :
 			PointerGetDatum(trigdata->tg_trigtuple);
 
+	refuse_scope_on_citus_worker(rel, cfg);
 	/* a fixed scope: the table's owner may write to it, whoever made the trigger */
 	fence_config_require_binding(rel, cfg);
 

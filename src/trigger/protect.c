@@ -22,6 +22,12 @@
  * replica: there the fence itself decides who may write unchecked
  * (fence_trigger.c), not whoever may set the role.
  *
+ * On Citus every shard placement of a protected table carries the same
+ * fence triggers as the table, firing ALWAYS, whichever came first,
+ * protect() or distributing the table (enable_always_on_shards(),
+ * protect_citus_shard()); a Citus-local table's shard has no TRUNCATE
+ * trigger of its own (Citus drops it), and the table's reads it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "fencing.h"
@@ -53,6 +59,7 @@
 
 #include "base/input_checks.h"
 #include "security/scope_acl.h"
+#include "state/citus_shards.h"
 #include "state/extension_state.h"
 #include "trigger/fence_config.h"
 
@@ -173,13 +180,19 @@ fire_always(Oid relid, const char *tgname)
 
 /* Partitions' row triggers are clones: they go with the parent's. */
 static void
-create_truncate_trigger(Oid relid, const char *arglist)
+create_named_truncate_trigger(Oid relid, const char *tgname, const char *arglist)
 {
 	require_trigger_right(relid);
 	run_ddl_as_owner(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
 							  "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
-							  TRUNCATE_TRIGGER_NAME, qualified_name(relid), arglist));
-	fire_always(relid, TRUNCATE_TRIGGER_NAME);
+							  quote_identifier(tgname), qualified_name(relid), arglist));
+	fire_always(relid, tgname);
+}
+
+static void
+create_truncate_trigger(Oid relid, const char *arglist)
+{
+	create_named_truncate_trigger(relid, TRUNCATE_TRIGGER_NAME, arglist);
 }
 
 static char *
@@ -217,6 +230,33 @@ partitions_of(Relation rel)
 												 ShareRowExclusiveLock, NULL));
 }
 
+/*
+ * A Citus table's shards are tables of their own, on the workers (and on
+ * the coordinator: a reference table's placement, a Citus-local table's
+ * shard).  Citus copies every trigger of the table, and whether it fires
+ * ALWAYS, onto a shard it creates (create_distributed_table() after
+ * protect(), shard moves, splits): nothing to do then.  Onto existing
+ * shards Citus propagates CREATE TRIGGER for row triggers but not for
+ * TRUNCATE triggers ("no truncate triggers on shard relations"), and not
+ * our catalog update of fire_always().  So for a table distributed before
+ * protect(): ALTER TABLE ... ENABLE ALWAYS TRIGGER, which Citus propagates
+ * to every placement in the same distributed transaction; on each node the
+ * event trigger that follows it (fencing_new_partitions) gives the shard
+ * its TRUNCATE trigger (protect_citus_shard()).
+ */
+static void
+enable_always_on_shards(Oid relid)
+{
+	const char *names[] = {ROW_TRIGGER_NAME, INSERTED_TRIGGER_NAME};
+
+	for (int i = 0; i < (int) lengthof(names); i++)
+	{
+		if (OidIsValid(get_trigger_oid(relid, names[i], true)))
+			run_ddl_as_owner(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
+									  qualified_name(relid), names[i]));
+	}
+}
+
 FENCING_FUNCTION(fencing_protect);
 
 /*
@@ -235,6 +275,7 @@ fencing_protect(PG_FUNCTION_ARGS)
 	List	   *partitions;
 	ListCell   *lc;
 	Oid			partition_owner;
+	bool		citus_table;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -302,6 +343,7 @@ fencing_protect(PG_FUNCTION_ARGS)
 	partition_owner = rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE ?
 		rel->rd_rel->relowner : InvalidOid;
 	table_close(rel, NoLock);
+	citus_table = citus_is_citus_table(relid);
 
 	arglist = quoted_arglist(nargs, args);
 
@@ -339,6 +381,8 @@ fencing_protect(PG_FUNCTION_ARGS)
 	create_truncate_trigger(relid, arglist);
 	foreach(lc, partitions)
 		create_truncate_trigger(lfirst_oid(lc), arglist);
+	if (citus_table)
+		enable_always_on_shards(relid);
 
 	/*
 	 * Postgres copies the row trigger onto a partition created or attached
@@ -434,6 +478,62 @@ check_fence_triggers(Relation rel)
 	}
 }
 
+/*
+ * A Citus shard that existed before this transaction, of a table protected
+ * after it was distributed, and lacking its TRUNCATE trigger: given one,
+ * named as Citus names a shard's trigger (<name>_<shard id>), with the
+ * arguments of the shard's row trigger.  A shard created in this
+ * transaction, or one the metadata does not place on this node yet (the
+ * target of a shard move, created and equipped in transactions of their
+ * own before its placement moves), is Citus's to equip (it copies every
+ * trigger of its table);
+ * a Citus-local table's shard never has one (Citus drops it: the table's
+ * own TRUNCATE trigger fires for its shard).  Returns 1 if it added one.
+ */
+static int
+protect_citus_shard(Relation rel)
+{
+	Oid			fence_fn = fence_trigger_oid();
+	Oid			table = citus_shard_table(rel);
+	const Trigger *row_trigger = NULL;
+	const char *suffix;
+	char	  **args;
+	int			nargs;
+	FenceConfig cfg;
+
+	if (!OidIsValid(table) ||
+		rel->rd_createSubid != InvalidSubTransactionId ||
+		!citus_shard_placed_here(rel) ||
+		citus_is_local_table(table))
+		return 0;
+	for (int i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
+	{
+		const Trigger *t = &rel->trigdesc->triggers[i];
+
+		if (t->tgfoid != fence_fn || !TRIGGER_FOR_BEFORE(t->tgtype))
+			continue;
+		if (TRIGGER_FOR_TRUNCATE(t->tgtype))
+			return 0;			/* it has one */
+		if (TRIGGER_FOR_ROW(t->tgtype))
+			row_trigger = t;
+	}
+	if (row_trigger == NULL)
+		return 0;
+	/* copies: the relcache entry may be rebuilt by the DDL below */
+	nargs = row_trigger->tgnargs;
+	args = palloc(sizeof(char *) * (nargs > 0 ? nargs : 1));
+	for (int i = 0; i < nargs; i++)
+		args[i] = pstrdup(row_trigger->tgargs[i]);
+	fence_config_resolve(rel, nargs, args, &cfg);
+	suffix = strrchr(RelationGetRelationName(rel), '_');
+	Assert(suffix != NULL);		/* citus_shard_table() found "_<shard id>" */
+	create_named_truncate_trigger(RelationGetRelid(rel),
+								  psprintf("%s%s", TRUNCATE_TRIGGER_NAME, suffix),
+								  quoted_arglist(nargs, args));
+	CommandCounterIncrement();
+	return 1;
+}
+
 FENCING_FUNCTION(fencing_protect_new_partitions);
 
 /*
@@ -465,6 +565,8 @@ fencing_protect_new_partitions(PG_FUNCTION_ARGS)
 		ListCell   *plc;
 
 		check_fence_triggers(rel);
+		if (unlikely(OidIsValid(citus_shard_table(rel))))
+			added += protect_citus_shard(rel);
 
 		if (trigger != NULL)
 		{

@@ -155,7 +155,10 @@ COMMENT ON FUNCTION fencing.protect_new_partitions(regclass) IS
 -- The event trigger runs as the extension owner, so that a table owner's
 -- CREATE TABLE ... PARTITION OF still gives the new partition its TRUNCATE
 -- fence.  It also re-checks every protected table an ALTER TABLE touched
--- (a DEFAULT added to a token column fails the ALTER at once).
+-- (a DEFAULT added to a token column fails the ALTER at once).  On Citus,
+-- the ALTER TABLE ... ENABLE ALWAYS TRIGGER that protect() propagates to the
+-- shards of a table distributed before it was protected gives each shard
+-- its TRUNCATE fence (Citus does not propagate TRUNCATE triggers).
 CREATE FUNCTION fencing.fence_new_partitions()
 RETURNS event_trigger
 LANGUAGE plpgsql
@@ -178,7 +181,9 @@ BEGIN
                            UNION ALL
                            SELECT tree.relid FROM pg_partition_tree(root) AS tree) AS p
                      JOIN pg_trigger tg ON tg.tgrelid = p.relid
-                    WHERE tg.tgname IN ('zz_fence_truncate', 'zz_fence_row')
+                    WHERE (tg.tgname IN ('zz_fence_truncate', 'zz_fence_row')
+                           -- a Citus shard's: named <name>_<shard id>
+                           OR tg.tgname LIKE 'zz\_fence\_row\_%')
                       AND tg.tgfoid = 'fencing.fence_trigger()'::regprocedure) THEN
             PERFORM fencing.protect_new_partitions(root);
         END IF;

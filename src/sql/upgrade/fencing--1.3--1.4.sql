@@ -576,3 +576,37 @@ $$;
 REVOKE ALL ON FUNCTION fencing.distribute_marks() FROM PUBLIC;
 COMMENT ON FUNCTION fencing.distribute_marks() IS
 'On the coordinator of a Citus cluster (superuser): makes fencing.cluster_marks, a reference table, and feeds it every scope; from then on marks change only on the coordinator, for every node at once, and no write raises a mark or creates a scope. Run again to feed every scope again (after a node was added). Returns the number of scopes fed.';
+-- Citus (issue 18): the event trigger also gives the shards of a table
+-- distributed before protect() their TRUNCATE fence; it now recognises a
+-- shard's row trigger, which Citus names zz_fence_row_<shard id>.
+CREATE OR REPLACE FUNCTION fencing.fence_new_partitions()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    root regclass;
+BEGIN
+    FOR root IN
+        -- a plain table has no partition root: it is its own
+        SELECT DISTINCT coalesce(pg_partition_root(c.objid), c.objid::regclass)
+          FROM pg_event_trigger_ddl_commands() AS c
+         WHERE c.classid = 'pg_class'::regclass
+           AND c.object_type = 'table'
+    LOOP
+        -- only trees where some table is protected
+        IF EXISTS (SELECT 1
+                     FROM (SELECT root AS relid
+                           UNION ALL
+                           SELECT tree.relid FROM pg_partition_tree(root) AS tree) AS p
+                     JOIN pg_trigger tg ON tg.tgrelid = p.relid
+                    WHERE (tg.tgname IN ('zz_fence_truncate', 'zz_fence_row')
+                           -- a Citus shard's: named <name>_<shard id>
+                           OR tg.tgname LIKE 'zz\_fence\_row\_%')
+                      AND tg.tgfoid = 'fencing.fence_trigger()'::regprocedure) THEN
+            PERFORM fencing.protect_new_partitions(root);
+        END IF;
+    END LOOP;
+END
+$fn$;

@@ -1,0 +1,402 @@
+/*-------------------------------------------------------------------------
+ *
+ * citus_shards.c
+ *	  Citus's metadata as the fence needs it: which distributed table a shard
+ *	  belongs to, whether a table is a Citus table, whether this node is a
+ *	  worker.
+ *
+ * Guarantees:
+ *   - No link-time dependency on Citus: its catalogs (pg_dist_shard,
+ *     pg_dist_partition, pg_dist_local_group in pg_catalog) are found by
+ *     name and read directly; without them every answer is "not Citus".
+ *   - Nothing costs a catalog read on the fence's path per write: answers
+ *     are cached per relation (dropped on its relcache invalidation) and,
+ *     for the node's role, until Citus invalidates pg_dist_local_group
+ *     (Citus does so whenever it changes it).  A relation whose name does
+ *     not end in "_<digits>", the form of every Citus shard's name, is
+ *     answered without any catalog read.
+ *   - A cache is filled only from a read no invalidation overtook (an
+ *     invalidation counter taken before the read), as catcache does.
+ *   - No relcache callback of its own: a backend has ten slots, and Citus
+ *     takes several; the state layer's one callback calls
+ *     citus_shards_relcache_invalidate().
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "state/citus_shards.h"
+#include "state/extension_state.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+typedef struct ShardEntry
+{
+	Oid			relid;			/* hash key: the relation asked about */
+	Oid			table;			/* its distributed table, or InvalidOid */
+} ShardEntry;
+
+static HTAB *shard_cache = NULL;	/* relid -> ShardEntry, CacheMemoryContext */
+static uint64 invalidations = 0;	/* bumped by every invalidation we see */
+
+/* This node's Citus group: -2 not read yet, -1 no Citus, 0 the coordinator. */
+static int32 local_group = -2;
+static Oid	local_group_relid = InvalidOid;
+
+void
+citus_shards_relcache_invalidate(Oid relid)
+{
+	invalidations++;
+	if (relid == InvalidOid || relid == local_group_relid)
+		local_group = -2;
+	if (shard_cache == NULL)
+		return;
+	if (relid == InvalidOid)
+	{
+		HASH_SEQ_STATUS status;
+		ShardEntry *entry;
+
+		hash_seq_init(&status, shard_cache);
+		while ((entry = hash_seq_search(&status)) != NULL)
+			(void) hash_search(shard_cache, &entry->relid, HASH_REMOVE, NULL);
+	}
+	else
+		(void) hash_search(shard_cache, &relid, HASH_REMOVE, NULL);
+}
+
+void
+citus_shards_init(void)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(ShardEntry);
+	ctl.hcxt = CacheMemoryContext;
+	shard_cache = hash_create("fencing citus shards", 32, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/* A catalog of Citus in pg_catalog, or InvalidOid when Citus is not installed. */
+static Oid
+citus_catalog(const char *name)
+{
+	return get_relname_relid(name, PG_CATALOG_NAMESPACE);
+}
+
+/*
+ * The value of column valcol of the row of catalog catname whose column
+ * keycol equals key (an int8 or an oid, per keytype), read through index
+ * indexname when it exists.  False when Citus or the row is missing.
+ */
+static bool
+catalog_lookup(const char *catname, const char *indexname, const char *keycol,
+			   Datum key, bool key_is_int8, const char *valcol, Datum *value)
+{
+	Oid			catoid = citus_catalog(catname);
+	Oid			indexoid;
+	Relation	catrel;
+	AttrNumber	keyatt;
+	AttrNumber	valatt;
+	ScanKeyData skey;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		found = false;
+
+	if (!OidIsValid(catoid))
+		return false;
+	keyatt = get_attnum(catoid, keycol);
+	valatt = get_attnum(catoid, valcol);
+	if (keyatt == InvalidAttrNumber || valatt == InvalidAttrNumber)
+		return false;
+	indexoid = citus_catalog(indexname);
+	catrel = table_open(catoid, AccessShareLock);
+	ScanKeyInit(&skey, keyatt, BTEqualStrategyNumber,
+				key_is_int8 ? F_INT8EQ : F_OIDEQ, key);
+	scan = systable_beginscan(catrel, indexoid, OidIsValid(indexoid), NULL, 1, &skey);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		bool		isnull;
+
+		*value = heap_getattr(tuple, valatt, RelationGetDescr(catrel), &isnull);
+		found = !isnull;
+	}
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+	return found;
+}
+
+/* The shard id a relation's name ends with ("jobs_102008"), or 0. */
+static int64
+name_shard_id(const char *name)
+{
+	const char *underscore = strrchr(name, '_');
+	const char *p;
+	int64		id = 0;
+
+	if (underscore == NULL || underscore == name || underscore[1] == '\0')
+		return 0;
+	for (p = underscore + 1; *p != '\0'; p++)
+	{
+		if (*p < '0' || *p > '9' || id > (PG_INT64_MAX - 9) / 10)
+			return 0;
+		id = id * 10 + (*p - '0');
+	}
+	return id;
+}
+
+static Oid
+lookup_shard_table(Relation rel)
+{
+	int64		shardid = name_shard_id(RelationGetRelationName(rel));
+	Datum		value;
+	Oid			table;
+
+	if (shardid <= 0 || !OidIsValid(citus_catalog("pg_dist_shard")))
+		return InvalidOid;
+	if (!catalog_lookup("pg_dist_shard", "pg_dist_shard_shardid_index", "shardid",
+						Int64GetDatum(shardid), true, "logicalrelid", &value))
+		return InvalidOid;
+	table = DatumGetObjectId(value);
+
+	/* a shard lives beside its table, and a Citus table is no shard */
+	if (table == RelationGetRelid(rel) ||
+		get_rel_namespace(table) != RelationGetNamespace(rel) ||
+		citus_is_citus_table(RelationGetRelid(rel)))
+		return InvalidOid;
+	return table;
+}
+
+Oid
+citus_shard_table(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	ShardEntry *entry;
+	bool		found;
+	uint64		before;
+	Oid			table;
+
+	/* every shard's name ends in "_<shard id>": others need no lookup */
+	if (name_shard_id(RelationGetRelationName(rel)) <= 0)
+		return InvalidOid;
+	entry = hash_search(shard_cache, &relid, HASH_FIND, &found);
+	if (found)
+		return entry->table;
+	extension_state_watch_relcache();
+	before = invalidations;
+	table = lookup_shard_table(rel);
+	if (before == invalidations)
+	{
+		entry = hash_search(shard_cache, &relid, HASH_ENTER, &found);
+		entry->table = table;
+	}
+	return table;
+}
+
+bool
+citus_is_citus_table(Oid relid)
+{
+	Datum		value;
+
+	return catalog_lookup("pg_dist_partition", "pg_dist_partition_logical_relid_index",
+						  "logicalrelid", ObjectIdGetDatum(relid), false,
+						  "logicalrelid", &value);
+}
+
+/* This node's group in pg_dist_local_group, -1 without Citus; cached. */
+static int32
+citus_local_group(void)
+{
+	Oid			catoid;
+	AttrNumber	groupatt;
+	Relation	catrel;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	uint64		before;
+	int32		group = -1;
+
+	if (local_group != -2)
+		return local_group;
+	extension_state_watch_relcache();
+	before = invalidations;
+	catoid = citus_catalog("pg_dist_local_group");
+	local_group_relid = catoid;
+	if (OidIsValid(catoid) &&
+		(groupatt = get_attnum(catoid, "groupid")) != InvalidAttrNumber)
+	{
+		catrel = table_open(catoid, AccessShareLock);
+		scan = systable_beginscan(catrel, InvalidOid, false, NULL, 0, NULL);
+		tuple = systable_getnext(scan);
+		if (HeapTupleIsValid(tuple))
+		{
+			bool		isnull;
+			Datum		value = heap_getattr(tuple, groupatt, RelationGetDescr(catrel), &isnull);
+
+			if (!isnull)
+				group = DatumGetInt32(value);
+		}
+		systable_endscan(scan);
+		table_close(catrel, AccessShareLock);
+	}
+	if (before == invalidations)
+		local_group = group;
+	return group;
+}
+
+bool
+citus_node_is_worker(void)
+{
+	return citus_local_group() > 0;
+}
+
+bool
+citus_is_local_table(Oid relid)
+{
+	Datum		method;
+	Datum		repmodel;
+	Datum		colocation;
+
+	if (!catalog_lookup("pg_dist_partition", "pg_dist_partition_logical_relid_index",
+						"logicalrelid", ObjectIdGetDatum(relid), false,
+						"partmethod", &method) ||
+		!catalog_lookup("pg_dist_partition", "pg_dist_partition_logical_relid_index",
+						"logicalrelid", ObjectIdGetDatum(relid), false,
+						"repmodel", &repmodel) ||
+		!catalog_lookup("pg_dist_partition", "pg_dist_partition_logical_relid_index",
+						"logicalrelid", ObjectIdGetDatum(relid), false,
+						"colocationid", &colocation))
+		return false;
+	/* no distribution column, not replicated to every node, colocated with none */
+	return DatumGetChar(method) == 'n' && DatumGetChar(repmodel) != 't' &&
+		DatumGetInt32(colocation) == 0;
+}
+
+/* Whether this node holds a placement of shard shardid. */
+static bool
+placement_is_local(int64 shardid, int32 group)
+{
+	Oid			catoid = citus_catalog("pg_dist_placement");
+	Oid			indexoid = citus_catalog("pg_dist_placement_shardid_index");
+	AttrNumber	shardatt;
+	AttrNumber	groupatt;
+	Relation	catrel;
+	ScanKeyData skey;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		local = false;
+
+	if (!OidIsValid(catoid) ||
+		(shardatt = get_attnum(catoid, "shardid")) == InvalidAttrNumber ||
+		(groupatt = get_attnum(catoid, "groupid")) == InvalidAttrNumber)
+		return false;
+	catrel = table_open(catoid, AccessShareLock);
+	ScanKeyInit(&skey, shardatt, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(shardid));
+	scan = systable_beginscan(catrel, indexoid, OidIsValid(indexoid), NULL, 1, &skey);
+	while (!local && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		value = heap_getattr(tuple, groupatt, RelationGetDescr(catrel), &isnull);
+
+		local = !isnull && DatumGetInt32(value) == group;
+	}
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+	return local;
+}
+
+List *
+citus_local_shards(Relation table, char **unfound)
+{
+	Oid			catoid = citus_catalog("pg_dist_shard");
+	Oid			indexoid = citus_catalog("pg_dist_shard_logical_relid_index");
+	AttrNumber	relatt;
+	AttrNumber	shardatt;
+	Relation	catrel;
+	ScanKeyData skey;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	List	   *shardids = NIL;
+	List	   *relids = NIL;
+	ListCell   *lc;
+	int32		group = citus_local_group();
+
+	*unfound = NULL;
+	if (!OidIsValid(catoid) || group < 0 ||
+		(relatt = get_attnum(catoid, "logicalrelid")) == InvalidAttrNumber ||
+		(shardatt = get_attnum(catoid, "shardid")) == InvalidAttrNumber)
+		return NIL;
+	catrel = table_open(catoid, AccessShareLock);
+	ScanKeyInit(&skey, relatt, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(RelationGetRelid(table)));
+	scan = systable_beginscan(catrel, indexoid, OidIsValid(indexoid), NULL, 1, &skey);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		value = heap_getattr(tuple, shardatt, RelationGetDescr(catrel), &isnull);
+		int64	   *id;
+
+		if (isnull)
+			continue;
+		id = palloc(sizeof(int64));
+		*id = DatumGetInt64(value);
+		shardids = lappend(shardids, id);
+	}
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+
+	foreach(lc, shardids)
+	{
+		int64		shardid = *(int64 *) lfirst(lc);
+		char	   *name;
+		Oid			relid;
+
+		if (!placement_is_local(shardid, group))
+			continue;
+		/* Citus names a shard <table>_<shard id> (a longer name is shortened) */
+		name = psprintf("%s_" INT64_FORMAT, RelationGetRelationName(table), shardid);
+		relid = strlen(name) < NAMEDATALEN ?
+			get_relname_relid(name, RelationGetNamespace(table)) : InvalidOid;
+		if (!OidIsValid(relid))
+		{
+			*unfound = name;
+			return NIL;
+		}
+		relids = lappend_oid(relids, relid);
+	}
+	return relids;
+}
+
+const char *
+citus_shown_relname(Relation rel)
+{
+	Oid			table = citus_shard_table(rel);
+	char	   *name = OidIsValid(table) ? get_rel_name(table) : NULL;
+
+	return name != NULL ? name : RelationGetRelationName(rel);
+}
+
+Oid
+citus_shown_relid(Relation rel)
+{
+	Oid			table = citus_shard_table(rel);
+
+	return OidIsValid(table) ? table : RelationGetRelid(rel);
+}
+
+bool
+citus_shard_placed_here(Relation rel)
+{
+	int64		shardid = name_shard_id(RelationGetRelationName(rel));
+	int32		group = citus_local_group();
+
+	return shardid > 0 && group >= 0 && placement_is_local(shardid, group);
+}

@@ -1,0 +1,68 @@
+/*-------------------------------------------------------------------------
+ *
+ * citus_shards.h
+ *	  What Citus's metadata says about a relation and this node, read from
+ *	  its catalogs when Citus is installed, without linking to Citus.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef CITUS_SHARDS_H
+#define CITUS_SHARDS_H
+
+#include "fencing.h"
+
+#include "nodes/pg_list.h"
+#include "utils/relcache.h"
+
+extern void citus_shards_init(void);
+
+/* Forget what was cached of relid (InvalidOid: of every relation). */
+extern void citus_shards_relcache_invalidate(Oid relid);
+
+/*
+ * The distributed (or reference, or Citus-local) table whose shard rel is,
+ * as this node's pg_dist_shard says, or InvalidOid: rel is no shard, or
+ * Citus is not installed.  Cached per relation until its next relcache
+ * invalidation; a relation whose name does not end in "_<digits>" is
+ * answered without reading a catalog.
+ */
+extern Oid	citus_shard_table(Relation rel);
+
+/* Whether relid is a Citus table (pg_dist_partition has it). */
+extern bool citus_is_citus_table(Oid relid);
+
+/*
+ * Whether this node is a Citus worker: Citus is installed and its local
+ * group (pg_dist_local_group) is not the coordinator's, 0.  Cached until an
+ * invalidation of that catalog.
+ */
+extern bool citus_node_is_worker(void);
+
+/*
+ * Whether relid is a Citus-local table (citus_add_local_table_to_metadata):
+ * its one shard is on the coordinator, and Citus keeps TRUNCATE triggers off
+ * that shard (the table's own TRUNCATE triggers fire for it).
+ */
+extern bool citus_is_local_table(Oid relid);
+
+/*
+ * The shards of Citus table "table" that this node holds a placement of, as
+ * relation OIDs.  A local placement whose relation is not found by Citus's
+ * name for it sets *unfound to that name (and NIL is returned): the caller
+ * fails closed.
+ */
+extern List *citus_local_shards(Relation table, char **unfound);
+
+/*
+ * Whether this node's pg_dist_placement places shard rel here: false for a
+ * shard being copied here by a shard move, until the move commits.
+ */
+extern bool citus_shard_placed_here(Relation rel);
+
+/* The name to show for rel: its distributed table's, else its own. */
+extern const char *citus_shown_relname(Relation rel);
+
+/* The relation to count rel's events under: its distributed table, else rel. */
+extern Oid	citus_shown_relid(Relation rel);
+
+#endif							/* CITUS_SHARDS_H */
