@@ -38,7 +38,8 @@
  * On Citus the triggers fire on the shards (jobs_102041), where the rows
  * are, and name the distributed table (jobs) in what they report.  A
  * table fenced per row needs nothing else.  A write by scope on a worker's
- * shard is refused: the scope marks are the coordinator's
+ * shard is judged by the worker's copy of the coordinator's marks, and
+ * refused until the coordinator has distributed them
  * (refuse_scope_on_citus_worker()).
  *
  *-------------------------------------------------------------------------
@@ -72,6 +73,7 @@
 #include "security/scope_acl.h"
 #include "security/bypass.h"
 #include "state/citus_shards.h"
+#include "state/cluster_marks.h"
 #include "telemetry/rejection.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
@@ -1143,33 +1145,36 @@ protocol_violation(Relation rel, const char *requirement)
 
 /*
  * Scope marks live in each node's own fencing.scopes, and terms are issued
- * on the coordinator: a Citus worker's copy of a scope would be created, or
- * raised, by the first write that reaches it, with that write's token, and
- * would never see a takeover on the coordinator.  So a worker judges no
- * write by scope; it refuses it (before any scope is read, created or
- * locked).  Shards on the coordinator (a Citus-local table's, a reference
- * table's placement there) are judged by the coordinator's marks, the
- * clock.  cfg->citus_table is cached with the configuration: a table that
- * is no Citus shard pays one test.
+ * on the coordinator.  Until the coordinator distributes its marks
+ * (fencing.distribute_marks(): state/cluster_marks.c), a Citus worker's
+ * copy of a scope would be created, or raised, by the first write that
+ * reaches it, with that write's token, and would never see a takeover on
+ * the coordinator: so a worker then judges no write by scope; it refuses
+ * it (before any scope is read, created or locked).  Once marks are
+ * distributed, a worker judges by its copy of the coordinator's marks,
+ * which no write raises (marks/scope_mark.c).  Shards on the coordinator
+ * (a Citus-local table's, a reference table's placement there) are judged
+ * by the coordinator's marks, the clock.  cfg->citus_table is cached with
+ * the configuration: a table that is no Citus shard pays one test.
  */
 static void
 refuse_scope_on_citus_worker(Relation rel, const FenceConfig *cfg)
 {
 	if (likely(!OidIsValid(cfg->citus_table)) ||
 		cfg->scope_kind == FENCE_SCOPE_NONE ||
-		!citus_node_is_worker())
+		!citus_node_is_worker() ||
+		cluster_marks_enabled())
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("cannot fence relation \"%s\" by scope on a Citus worker",
 					shown_relname(rel, cfg)),
 			 cfg->scope_kind == FENCE_SCOPE_CONSTANT ?
-			 errdetail("%s, written on shard \"%s\": a worker has no copy of the coordinator's marks, so it can neither check the token against the scope's mark nor raise it.",
+			 errdetail("%s, written on shard \"%s\": the coordinator has not distributed its marks, so this worker can neither check the token against the scope's mark nor raise it.",
 					   where_written(rel, cfg, cfg->scope_name), RelationGetRelationName(rel)) :
-			 errdetail("%s, written on shard \"%s\": a worker has no copy of the coordinator's marks, so it can neither check the token against a scope's mark nor raise it.",
+			 errdetail("%s, written on shard \"%s\": the coordinator has not distributed its marks, so this worker can neither check the token against a scope's mark nor raise it.",
 					   where_written(rel, cfg, NULL), RelationGetRelationName(rel)),
-			 errhint("Protect the table per row (fencing.protect() without a scope), which works on Citus; "
-					 "scope fencing on Citus needs marks propagated from the coordinator, which this version does not do."),
+			 errhint("Run SELECT fencing.distribute_marks() on the coordinator (a superuser): from then on every node has the coordinator's marks."),
 			 errtable(rel)));
 }
 
