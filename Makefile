@@ -42,6 +42,7 @@ OBJS = src/base/input_checks.o \
        src/trigger/protect.o \
        src/legacy/older_sql.o \
        src/end_of_xact.o \
+       src/relcache_watch.o \
        src/fencing.o
 # The SQL scripts PGXS installs.  src/sql/upgrade/ holds what is frozen: the
 # install script of the first version (fencing--1.0.sql) and the upgrade

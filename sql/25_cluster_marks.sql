@@ -59,6 +59,11 @@ SELECT scope, mark, owner = :'su' AS owner_is_su, tokens, exact
   FROM fencing.cluster_marks ORDER BY scope;
 INSERT INTO jobs VALUES (4, 0, 5);
 INSERT INTO jobs VALUES (4, 0, 6);
+-- also in a transaction that holds the scope exclusively (its takeover)
+BEGIN;
+SELECT fencing.takeover('solo', 6);
+INSERT INTO jobs VALUES (5, 0, 9);
+ROLLBACK;
 SELECT fencing.reset_mark('ext', 10);
 SELECT scope, mark, exact FROM fencing.cluster_marks WHERE scope = 'ext';
 

@@ -12,7 +12,7 @@
 #include "utils/guc.h"
 
 #include "end_of_xact.h"
-#include "marks/scope_mark.h"
+#include "relcache_watch.h"
 #include "marks/shared_marks.h"
 #include "security/bypass.h"
 #include "state/citus_shards.h"
@@ -37,7 +37,7 @@ _PG_init(void)
 	MarkGUCPrefixReserved("fencing");
 
 	end_of_xact_init();
-	scope_mark_init();
+	relcache_watch_init();
 	citus_shards_init();
 	fence_config_init();
 	running_statement_init();

@@ -26,8 +26,9 @@
  *	 leases/      leases
  *	 trigger/     the fence trigger, protect(), the statement it runs in
  *	 legacy/      what older SQL versions call (legacy/older_sql.c)
- *	 fencing.c, end_of_xact.c  the module entry and the end-of-transaction
- *	              dispatcher, on top of everything
+ *	 fencing.c, end_of_xact.c, relcache_watch.c  the module entry, the
+ *	              end-of-transaction dispatcher and the one relcache
+ *	              callback, on top of everything
  *
  *-------------------------------------------------------------------------
  */

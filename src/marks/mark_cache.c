@@ -82,8 +82,8 @@ drop_marks(void)
 	scope_table_drop(&marks);
 }
 
-static void
-mark_cache_relcache_callback(Datum arg, Oid relid)
+void
+mark_cache_relcache_changed(Oid relid)
 {
 	Oid			table = fencing_scopes_relid_if_known();
 
@@ -106,12 +106,6 @@ void
 mark_cache_at_xact_end(void)
 {
 	reading_id = InvalidOid;
-}
-
-void
-mark_cache_init(void)
-{
-	CacheRegisterRelcacheCallback(mark_cache_relcache_callback, (Datum) 0);
 }
 
 void

@@ -16,7 +16,8 @@
 #include "base/scope_tables.h"
 #include "marks/scope_lock.h"
 
-extern void mark_cache_init(void);
+/* A relation or scope changed (InvalidOid: all); called by relcache_watch.c. */
+extern void mark_cache_relcache_changed(Oid relid);
 /* Called by end_of_xact.c, in its order. */
 extern void mark_cache_at_xact_end(void);
 

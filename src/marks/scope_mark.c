@@ -220,12 +220,6 @@ scope_mark_at_subxact_abort(SubTransactionId mySubid)
 	scope_lock_uncount(released);
 }
 
-void
-scope_mark_init(void)
-{
-	mark_cache_init();
-}
-
 static ScopeHold *
 held_scope_entry(const char *scope)
 {
@@ -755,12 +749,13 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 		}
 	}
 
+	/* also when this transaction holds the scope exclusively (a takeover) */
+	if (token > entry->mark && !may_write_raise(rel))
+		not_on_this_node(entry, token, rel);
 	if (token > entry->mark && entry->mode != ExclusiveLock)
 	{
 		ScopeInfo	info;
 
-		if (!may_write_raise(rel))
-			not_on_this_node(entry, token, rel);
 		/* scope security: no privilege, no exclusive lock to wait for */
 		if (!scope_acl_check_raise(scope, token, &info))
 		{

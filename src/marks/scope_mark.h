@@ -20,7 +20,6 @@
 /* The mark of a scope nobody has written to yet: every token is above it. */
 #define SCOPE_MARK_NONE		((int64) -1)
 
-extern void scope_mark_init(void);
 /* Called by end_of_xact.c, in its order. */
 extern void scope_mark_at_xact_end(void);
 extern void scope_mark_at_subxact_abort(SubTransactionId mySubid);

@@ -62,8 +62,8 @@ drop_bindings(void)
 	scope_table_drop(&bindings);
 }
 
-static void
-binding_relcache_callback(Datum arg, Oid relid)
+void
+scope_binding_relcache_changed(Oid relid)
 {
 	Oid			table = fencing_scopes_relid_if_known();
 
@@ -97,7 +97,6 @@ binds(const char *scope, Oid inval_id, Oid owner)
 	}
 	if (!callbacks_registered)
 	{
-		CacheRegisterRelcacheCallback(binding_relcache_callback, (Datum) 0);
 		CacheRegisterSyscacheCallback(AUTHOID, binding_role_callback, (Datum) 0);
 		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, binding_role_callback, (Datum) 0);
 		callbacks_registered = true;

@@ -16,6 +16,9 @@
  * Error out (42501) unless the owner of rel may write to the scope that a
  * row of rel names in its scope column; before the scope is locked.
  */
+/* A relation or scope changed (InvalidOid: all); called by relcache_watch.c. */
+extern void scope_binding_relcache_changed(Oid relid);
+
 extern void scope_binding_require(Relation rel, const char *scope);
 
 /* The same for the scope a fence trigger names as its fixed scope. */

@@ -191,7 +191,6 @@ citus_shard_table(Relation rel)
 	entry = hash_search(shard_cache, &relid, HASH_FIND, &found);
 	if (found)
 		return entry->table;
-	extension_state_watch_relcache();
 	before = invalidations;
 	table = lookup_shard_table(rel);
 	if (before == invalidations)
@@ -226,7 +225,6 @@ citus_local_group(void)
 
 	if (local_group != -2)
 		return local_group;
-	extension_state_watch_relcache();
 	before = invalidations;
 	catoid = citus_catalog("pg_dist_local_group");
 	local_group_relid = catoid;

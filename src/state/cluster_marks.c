@@ -26,7 +26,9 @@
  *
  * The feed runs as the owner of the extension's tables (a superuser: Citus
  * connects to the other nodes as that role) and, like every statement of
- * ours, is fixed SQL over our own table.
+ * ours, is fixed SQL over our own table.  Feeds of different scopes do not
+ * wait for each other (the upsert is declared commutative to Citus); feeds
+ * of one scope are serialized by the scope's exclusive lock.
  *
  *-------------------------------------------------------------------------
  */
@@ -40,6 +42,7 @@
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -102,6 +105,7 @@ cluster_marks_feed(const char *scope, bool exact)
 	Oid			write_types[5] = {TEXTOID, INT8OID, NAMEOID, TEXTOID, BOOLOID};
 	Datum		values[5];
 	bool		isnull;
+	int			nest_level;
 	FencingUserContext uctx;
 
 	if (applying || !cluster_marks_enabled())
@@ -135,6 +139,18 @@ cluster_marks_feed(const char *scope, bool exact)
 	else
 		values[3] = PointerGetDatum(PG_DETOAST_DATUM_COPY(values[3]));
 	values[4] = BoolGetDatum(exact);
+
+	/*
+	 * Citus serializes every write of a reference table behind one lock on
+	 * its shard, held to the end of the transaction: one tenant's takeover
+	 * would stall every other tenant's.  Upserts of different scopes
+	 * commute, and those of one scope are serialized by its exclusive lock
+	 * here, so Citus is told they commute, for this statement only.
+	 */
+	nest_level = NewGUCNestLevel();
+	(void) set_config_option("citus.all_modifications_commutative", "on",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	(void) fencing_spi_execute(&write_plan, write_sql, 5, write_types, values, false);
+	AtEOXact_GUC(true, nest_level);
 	fencing_spi_finish_as_owner(&uctx);
 }

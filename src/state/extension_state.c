@@ -26,11 +26,10 @@ static const char *const relation_names[FENCING_REL_COUNT] = {
 	"scopes", "scopes_pkey", "epoch_seq", "terms", "leases", "leases_pkey"
 };
 static Oid	relation_oids[FENCING_REL_COUNT];
-static bool callback_registered = false;
 static int	sql_version = -1;	/* a FencingSql; -1: not known */
 
-static void
-forget_oids(Datum arg, Oid relid)
+void
+extension_state_relcache_changed(Oid relid)
 {
 	bool		known = relid == InvalidOid;
 
@@ -41,18 +40,7 @@ forget_oids(Datum arg, Oid relid)
 		memset(relation_oids, 0, sizeof(relation_oids));
 		sql_version = -1;
 	}
-	/* one callback for the layer: Postgres has few slots, and Citus takes many */
 	citus_shards_relcache_invalidate(relid);
-}
-
-static void
-register_forget_oids(void)
-{
-	if (!callback_registered)
-	{
-		CacheRegisterRelcacheCallback(forget_oids, (Datum) 0);
-		callback_registered = true;
-	}
 }
 
 static Oid
@@ -75,7 +63,6 @@ fencing_relid(FencingRelation which)
 {
 	if (!OidIsValid(relation_oids[which]))
 	{
-		register_forget_oids();
 		relation_oids[which] = lookup_object(relation_names[which]);
 	}
 	return relation_oids[which];
@@ -103,7 +90,6 @@ fencing_sql_version(void)
 			natts = ((Form_pg_class) GETSTRUCT(tup))->relnatts;
 			ReleaseSysCache(tup);
 		}
-		register_forget_oids();
 		relation_oids[FENCING_REL_SCOPES] = relid;
 		sql_version = natts >= Anum_scopes_id ? FENCING_SQL_1_4 :
 			natts >= Anum_scopes_tokens ? FENCING_SQL_1_2 :
@@ -263,8 +249,3 @@ fencing_execute_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
 	return rows;
 }
 
-void
-extension_state_watch_relcache(void)
-{
-	register_forget_oids();
-}

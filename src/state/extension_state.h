@@ -117,10 +117,9 @@ extern uint64 fencing_execute_as_owner(SPIPlanPtr *slot, const char *sql, int na
 									   Oid *argtypes, Datum *values);
 
 /*
- * Registers, once, the state layer's relcache callback, which forgets the
- * OIDs above and citus_shards.c's caches (one callback: a backend has only
- * ten, and Citus registers several).
+ * A relation (or a scope's pseudo-OID; InvalidOid: all) changed: forget the
+ * OIDs above and citus_shards.c's caches.  Called by relcache_watch.c.
  */
-extern void extension_state_watch_relcache(void);
+extern void extension_state_relcache_changed(Oid relid);
 
 #endif							/* EXTENSION_STATE_H */

@@ -390,6 +390,10 @@ fence_reject_above_cluster_mark(const FenceWrite *w, int64 token, int64 mark)
 			 errdetail("%s, token " INT64_FORMAT ": on a cluster whose marks are distributed "
 					   "(fencing.cluster_marks), a write never creates a scope or raises its mark; "
 					   "the coordinator does, on every node.", where(w), token),
+			 mark < 0 ?
+			 errhint("Create the scope on the coordinator (fencing.fence_next_epoch(%s), fencing.takeover(%s, " INT64_FORMAT "), a lease); "
+					 "if it exists there, this node has not had the marks yet: run SELECT fencing.distribute_marks() on the coordinator.",
+					 quote_literal_cstr(w->scope), quote_literal_cstr(w->scope), token) :
 			 errhint("Raise the mark on the coordinator first: fencing.fence_next_epoch(%s), "
 					 "fencing.takeover(%s, " INT64_FORMAT ") or a lease.",
 					 quote_literal_cstr(w->scope), quote_literal_cstr(w->scope), token),

@@ -27,8 +27,8 @@
 
 static HTAB *configs = NULL;	/* tgoid -> FenceConfig, in CacheMemoryContext */
 
-static void
-invalidate_configs(Datum arg, Oid relid)
+void
+fence_config_relcache_changed(Oid relid)
 {
 	HASH_SEQ_STATUS status;
 	FenceConfig *cfg;
@@ -53,7 +53,6 @@ fence_config_init(void)
 	ctl.hcxt = CacheMemoryContext;
 	configs = hash_create("fencing trigger configs", 32, &ctl,
 						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	CacheRegisterRelcacheCallback(invalidate_configs, (Datum) 0);
 }
 
 static AttrNumber

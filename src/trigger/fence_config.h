@@ -65,6 +65,9 @@ typedef struct FenceConfig
 
 extern void fence_config_init(void);
 
+/* A relation changed (InvalidOid: all); called by relcache_watch.c. */
+extern void fence_config_relcache_changed(Oid relid);
+
 /* The checked configuration of a fence trigger; cached per trigger. */
 extern const FenceConfig *fence_config_get(Relation rel, const Trigger *trigger);
 

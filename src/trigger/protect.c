@@ -43,6 +43,8 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -123,6 +125,45 @@ run_ddl_as_owner(const char *sql)
 	fencing_become_owner(&uctx);
 	run_ddl(sql);
 	fencing_restore_user(&uctx);
+}
+
+/*
+ * On a Citus cluster each node creates the fence triggers of the shards it
+ * holds as the table's owner (create_distributed_table(), shard moves,
+ * copies to a new node), so that role needs EXECUTE on the fence on every
+ * node, and Citus does not carry a GRANT on an extension's function to the
+ * other nodes: protect() grants it on each (as the extension's owner, which
+ * Citus connects as).  Like the partitions' grant below, it lets the owner
+ * do by hand no more than protect() would.
+ */
+static void
+grant_fence_on_every_node(Oid owner)
+{
+	static const char *sql =
+		"SELECT pg_catalog.string_agg(pg_catalog.format('node %s: %s', nodeid, result), '; ') "
+		"FROM pg_catalog.run_command_on_all_nodes($1) WHERE NOT success";
+	char	   *grant = psprintf("GRANT EXECUTE ON FUNCTION fencing.fence_trigger() TO %s",
+								 quote_identifier(GetUserNameFromId(owner, false)));
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(grant)};
+	FencingUserContext uctx;
+	bool		isnull = true;
+	Datum		failed = (Datum) 0;
+
+	fencing_become_owner(&uctx);
+	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not run \"%s\" on the nodes of the Citus cluster", grant);
+	if (SPI_processed == 1)
+		failed = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	fencing_restore_user(&uctx);
+	if (!isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not grant EXECUTE on fencing.fence_trigger() to role \"%s\" on every node of the Citus cluster",
+						GetUserNameFromId(owner, false)),
+				 errdetail("%s", TextDatumGetCString(failed)),
+				 errhint("Each node creates the fence triggers of its shards as the table's owner. "
+						 "Run protect() again once every node is reachable.")));
 }
 
 /*
@@ -274,6 +315,7 @@ fencing_protect(PG_FUNCTION_ARGS)
 	char	   *arglist;
 	List	   *partitions;
 	ListCell   *lc;
+	Oid			owner;
 	Oid			partition_owner;
 	bool		citus_table;
 
@@ -340,8 +382,8 @@ fencing_protect(PG_FUNCTION_ARGS)
 		fence_config_resolve(part, nargs, args, &cfg);
 		table_close(part, NoLock);
 	}
-	partition_owner = rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE ?
-		rel->rd_rel->relowner : InvalidOid;
+	owner = rel->rd_rel->relowner;
+	partition_owner = rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE ? owner : InvalidOid;
 	table_close(rel, NoLock);
 	citus_table = citus_is_citus_table(relid);
 
@@ -395,6 +437,8 @@ fencing_protect(PG_FUNCTION_ARGS)
 	if (OidIsValid(partition_owner) && !superuser_arg(partition_owner))
 		run_ddl_as_owner(psprintf("GRANT EXECUTE ON FUNCTION fencing.fence_trigger() TO %s",
 								  quote_identifier(GetUserNameFromId(partition_owner, false))));
+	if (!superuser_arg(owner) && OidIsValid(get_extension_oid("citus", true)))
+		grant_fence_on_every_node(owner);
 	SPI_finish();
 
 	PG_RETURN_VOID();

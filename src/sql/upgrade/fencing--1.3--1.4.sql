@@ -559,6 +559,18 @@ BEGIN
         PERFORM pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
         PERFORM pg_catalog.create_reference_table('fencing.cluster_marks');
     END IF;
+    -- a node added since has no copy yet (Citus copies reference tables
+    -- without firing their triggers: the feed below writes its scopes)
+    PERFORM pg_catalog.replicate_reference_tables('block_writes');
+    -- each node creates the fence triggers of the shards it gets as the
+    -- table's owner: what protect() granted, on every node, new ones too
+    PERFORM pg_catalog.run_command_on_all_nodes(
+                pg_catalog.format('GRANT EXECUTE ON FUNCTION fencing.fence_trigger() TO %I', r.rolname))
+       FROM pg_catalog.pg_roles AS r
+      WHERE NOT r.rolsuper
+        AND r.oid IN (SELECT c.relowner FROM pg_catalog.pg_trigger AS t
+                        JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) t.tgrelid
+                       WHERE t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure);
     -- every scope the coordinator has, to every node (a node's writers of
     -- each scope are waited for there)
     INSERT INTO fencing.cluster_marks AS c (scope, mark, owner, tokens, exact)

@@ -1,0 +1,41 @@
+/*-------------------------------------------------------------------------
+ *
+ * relcache_watch.c
+ *	  The library's one relcache callback: every module's caches hear of a
+ *	  changed relation, or of a scope's change, from here.
+ *
+ * A backend has ten relcache callback slots (PostgreSQL 15), and a full set
+ * is a FATAL error in whatever statement registers the eleventh.  Postgres
+ * takes one and Citus five, so the library registers one, at load time, and
+ * calls each module in a fixed order, from the bottom layer up: the
+ * extension's relation OIDs (state/extension_state.c, and Citus's shard
+ * names with them), the scope bindings (security/scope_binding.c), the mark
+ * cache (marks/mark_cache.c) and the trigger configurations
+ * (trigger/fence_config.c).  A scope's change arrives as a relcache message
+ * for the scope's pseudo-OID (state/scope_rows.c); InvalidOid means "all".
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "relcache_watch.h"
+
+#include "utils/inval.h"
+
+#include "marks/mark_cache.h"
+#include "security/scope_binding.h"
+#include "state/extension_state.h"
+#include "trigger/fence_config.h"
+
+static void
+relcache_changed(Datum arg, Oid relid)
+{
+	extension_state_relcache_changed(relid);
+	scope_binding_relcache_changed(relid);
+	mark_cache_relcache_changed(relid);
+	fence_config_relcache_changed(relid);
+}
+
+void
+relcache_watch_init(void)
+{
+	CacheRegisterRelcacheCallback(relcache_changed, (Datum) 0);
+}
