@@ -56,7 +56,9 @@ void
 citus_shards_relcache_invalidate(Oid relid)
 {
 	invalidations++;
-	if (relid == InvalidOid || relid == local_group_relid)
+	/* Citus invalidates pg_dist_local_group when it changes it */
+	if (relid == InvalidOid || relid == local_group_relid ||
+		!OidIsValid(local_group_relid))
 		local_group = -2;
 	if (shard_cache == NULL)
 		return;
@@ -397,4 +399,17 @@ citus_shard_placed_here(Relation rel)
 	int32		group = citus_local_group();
 
 	return shardid > 0 && group >= 0 && placement_is_local(shardid, group);
+}
+
+bool
+citus_installed(void)
+{
+	return OidIsValid(citus_catalog("pg_dist_local_group"));
+}
+
+Oid
+citus_shard_table_uncached(Relation rel)
+{
+	citus_shards_relcache_invalidate(RelationGetRelid(rel));
+	return citus_shard_table(rel);
 }

@@ -28,6 +28,12 @@ extern void citus_shards_relcache_invalidate(Oid relid);
  */
 extern Oid	citus_shard_table(Relation rel);
 
+/* citus_shard_table(), read again from the catalogs. */
+extern Oid	citus_shard_table_uncached(Relation rel);
+
+/* Whether Citus's catalogs exist in this database (not cached). */
+extern bool citus_installed(void);
+
 /* Whether relid is a Citus table (pg_dist_partition has it). */
 extern bool citus_is_citus_table(Oid relid);
 

@@ -6,6 +6,8 @@
  *
  * OIDs are cached per backend and forgotten on any relcache invalidation of
  * the cached relations, so DROP/CREATE EXTENSION in a live session works.
+ * The same relcache callback serves citus_shards.c: a backend has ten
+ * callback slots, and with Citus loaded an eleventh registration is FATAL.
  *
  *-------------------------------------------------------------------------
  */

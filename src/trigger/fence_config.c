@@ -121,6 +121,7 @@ fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 	/* InvalidOid without a catalog read unless the name is a shard's */
 	cfg->citus_table = citus_shard_table(rel);
 	cfg->citus_shell = citus_is_citus_table(cfg->relid);
+	cfg->citus_node = citus_installed();
 
 	/* token column: an integer column the trigger may write */
 	strlcpy(cfg->token_column, args[0], NAMEDATALEN);

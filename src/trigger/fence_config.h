@@ -59,6 +59,7 @@ typedef struct FenceConfig
 	bool		scope_is_bpchar;	/* char(n): trailing blanks are padding */
 	Oid			citus_table;	/* a Citus shard's distributed table, else InvalidOid */
 	bool		citus_shell;	/* a Citus table: its rows are in its shards */
+	bool		citus_node;		/* Citus was installed when this was resolved */
 	bool		bound;			/* the owner's right to the fixed scope was checked */
 	uint64		bound_generation;	/* ... at this scope_binding_generation() */
 } FenceConfig;

@@ -1150,30 +1150,40 @@ protocol_violation(Relation rel, const char *requirement)
  * copy of a scope would be created, or raised, by the first write that
  * reaches it, with that write's token, and would never see a takeover on
  * the coordinator: so a worker then judges no write by scope; it refuses
- * it (before any scope is read, created or locked).  Once marks are
+ * it (before any scope is read, created or locked), whatever table it is:
+ * the answer does not hang on recognising a shard (a backend may have
+ * resolved the table before Citus recorded it as one).  Once marks are
  * distributed, a worker judges by its copy of the coordinator's marks,
- * which no write raises (marks/scope_mark.c).  Shards on the coordinator
- * (a Citus-local table's, a reference table's placement there) are judged
- * by the coordinator's marks, the clock.  cfg->citus_table is cached with
- * the configuration: a table that is no Citus shard pays one test.
+ * which no write raises (marks/scope_mark.c).  The coordinator's own
+ * shards (a Citus-local table's, a reference table's placement) are judged
+ * by its marks, the clock.  Without Citus (cfg->citus_node, cached with
+ * the configuration) this is one test.
  */
 static void
 refuse_scope_on_citus_worker(Relation rel, const FenceConfig *cfg)
 {
-	if (likely(!OidIsValid(cfg->citus_table)) ||
+	Oid			table;
+	const char *shown;
+
+	if (likely(!cfg->citus_node) ||
 		cfg->scope_kind == FENCE_SCOPE_NONE ||
 		!citus_node_is_worker() ||
 		cluster_marks_enabled())
 		return;
+	table = citus_shard_table_uncached(rel);
+	shown = OidIsValid(table) ? get_rel_name(table) : NULL;
+	if (shown == NULL)
+		shown = RelationGetRelationName(rel);
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("cannot fence relation \"%s\" by scope on a Citus worker",
-					shown_relname(rel, cfg)),
-			 cfg->scope_kind == FENCE_SCOPE_CONSTANT ?
-			 errdetail("%s, written on shard \"%s\": the coordinator has not distributed its marks, so this worker can neither check the token against the scope's mark nor raise it.",
-					   where_written(rel, cfg, cfg->scope_name), RelationGetRelationName(rel)) :
-			 errdetail("%s, written on shard \"%s\": the coordinator has not distributed its marks, so this worker can neither check the token against a scope's mark nor raise it.",
-					   where_written(rel, cfg, NULL), RelationGetRelationName(rel)),
+			 errmsg("cannot fence relation \"%s\" by scope on a Citus worker", shown),
+			 errdetail("Relation \"%s.%s\", %s, written on \"%s\" on a Citus worker: the coordinator has not distributed its marks, so this worker can neither check the token against %s mark nor raise it.",
+					   get_namespace_name(RelationGetNamespace(rel)), shown,
+					   cfg->scope_kind == FENCE_SCOPE_CONSTANT ?
+					   psprintf("scope \"%s\"", cfg->scope_name) :
+					   psprintf("scope column \"%s\"", cfg->scope_column),
+					   RelationGetRelationName(rel),
+					   cfg->scope_kind == FENCE_SCOPE_CONSTANT ? "the scope's" : "a scope's"),
 			 errhint("Run SELECT fencing.distribute_marks() on the coordinator (a superuser): from then on every node has the coordinator's marks."),
 			 errtable(rel)));
 }
