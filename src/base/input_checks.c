@@ -77,6 +77,17 @@ fencing_check_name_args(FunctionCallInfo fcinfo, char **scope, char **holder)
 	fencing_check_holder(*holder);
 }
 
+/* A mark to store: like tokens, non-negative. */
+void
+fencing_check_mark(const char *scope, int64 mark)
+{
+	if (mark < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("mark must not be negative"),
+				 errdetail("Scope \"%s\", mark " INT64_FORMAT ".", scope, mark)));
+}
+
 /* Tokens are non-negative: every lock service we know counts up from 0 or 1. */
 void
 fencing_check_token(int64 token)

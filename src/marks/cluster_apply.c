@@ -37,7 +37,6 @@
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
 #include "state/cluster_marks.h"
-#include "state/extension_state.h"
 #include "state/scope_rows.h"
 
 /* fencing.cluster_marks, or a shard of it: cluster_marks_<digits>. */
@@ -137,11 +136,7 @@ fencing_apply_cluster_mark(PG_FUNCTION_ARGS)
 					"issued") == 0;
 	exact = DatumGetBool(fed_value(tuple, desc, Anum_cluster_marks_exact, "exact"));
 	fencing_check_scope_name(scope);
-	if (mark < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("mark must not be negative"),
-				 errdetail("Scope \"%s\", mark " INT64_FORMAT ".", scope, mark)));
+	fencing_check_mark(scope, mark);
 
 	was_applying = cluster_marks_begin_apply();
 	PG_TRY();

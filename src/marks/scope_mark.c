@@ -950,11 +950,7 @@ fencing_reset_mark(PG_FUNCTION_ARGS)
 	scope = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	new_mark = PG_GETARG_INT64(1);
 	fencing_check_scope_name(scope);
-	if (new_mark < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("mark must not be negative"),
-				 errdetail("Scope \"%s\", mark " INT64_FORMAT ".", scope, new_mark)));
+	fencing_check_mark(scope, new_mark);
 
 	/* rights: the owner; a new scope is the caller's */
 	scope_acl_require(scope, SCOPE_PRIV_OWNER, GetUserId(), SCOPE_MISSING_MAY_CREATE, &info);
