@@ -59,6 +59,19 @@ UPDATE jobs SET v = v + 1 WHERE id = 1;
 ROLLBACK;
 RESET fencing.declared_tokens;
 
+-- nor does a value set before this backend loaded the library (a
+-- placeholder, maybe an earlier client's): a new session sets it first
+\c
+SET fencing.declared_tokens = '5';
+BEGIN;
+UPDATE jobs SET v = v + 1 WHERE id = 1;
+ROLLBACK;
+BEGIN;
+SELECT fencing.declared_token('s') AS declared;
+UPDATE jobs SET v = v + 1 WHERE id = 1;
+ROLLBACK;
+RESET fencing.declared_tokens;
+
 -- malformed values are refused
 SET fencing.declared_tokens = '5,';
 SET fencing.declared_tokens = 'x';

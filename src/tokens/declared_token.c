@@ -72,6 +72,9 @@ static List *all_scopes_stack = NIL;
 static char *declared_tokens_setting = NULL;
 static bool travelled = false;
 
+/* declared_token_init() is defining the setting: a value now was a placeholder */
+static bool defining = false;
+
 static void
 forget_all(void)
 {
@@ -211,18 +214,21 @@ check_declared_tokens(char **newval, void **extra, GucSource source)
 
 /*
  * Only a SET within a live transaction declares; a value restored when a
- * transaction or subtransaction ends keeps what the transaction had.
+ * transaction or subtransaction ends keeps what the transaction had, and a
+ * placeholder set before the library was loaded (maybe by an earlier
+ * client of a pooled connection) declares nothing.
  */
 static void
 assign_declared_tokens(const char *newval, void *extra)
 {
 	if (IsTransactionState())
-		travelled = newval != NULL && newval[0] != '\0';
+		travelled = !defining && newval != NULL && newval[0] != '\0';
 }
 
 void
 declared_token_init(void)
 {
+	defining = true;
 	DefineCustomStringVariable("fencing.declared_tokens",
 							   "Tokens declared by fencing.use_token() on another node of a Citus cluster, for this transaction.",
 							   "Set with SET LOCAL by fencing.use_token() where Citus is installed; Citus repeats it on the workers.",
@@ -231,6 +237,7 @@ declared_token_init(void)
 							   PGC_USERSET,
 							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
 							   check_declared_tokens, assign_declared_tokens, NULL);
+	defining = false;
 }
 
 bool
