@@ -59,6 +59,23 @@ UPDATE jobs SET v = v + 1 WHERE id = 1;
 ROLLBACK;
 RESET fencing.declared_tokens;
 
+-- nor does a session-level value restored by a savepoint's rollback
+SET fencing.declared_tokens = '5';
+BEGIN;
+SAVEPOINT a;
+SET LOCAL fencing.declared_tokens = '5';
+ROLLBACK TO a;
+SELECT fencing.declared_token('s') AS declared;
+UPDATE jobs SET v = v + 1 WHERE id = 1;
+ROLLBACK;
+-- a RESET in the transaction takes its SET back
+BEGIN;
+SET LOCAL fencing.declared_tokens = '5';
+RESET fencing.declared_tokens;
+SELECT fencing.declared_token('s') AS declared;
+ROLLBACK;
+RESET fencing.declared_tokens;
+
 -- nor does a value set before this backend loaded the library (a
 -- placeholder, maybe an earlier client's): a new session sets it first
 \c

@@ -55,6 +55,12 @@ BEGIN;
 SELECT fencing.use_token('regress-offerer-e1', 1000000);
 DELETE FROM parent WHERE id = 1;
 ROLLBACK;
+-- the same with the token set as use_token() sends it to Citus's workers
+-- (fencing.declared_tokens): offered by the role that set it
+BEGIN;
+SET LOCAL fencing.declared_tokens = '1000000';
+DELETE FROM parent WHERE id = 1;
+ROLLBACK;
 -- ON DELETE SET NULL
 BEGIN;
 SELECT fencing.use_token('regress-offerer-e1', 1000000);

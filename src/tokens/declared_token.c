@@ -19,11 +19,12 @@
  * also sets fencing.declared_tokens (every scope's current token, written
  * out) with SET LOCAL, which Citus repeats on every connection of the
  * transaction (citus.propagate_set_commands = 'local', set for the
- * transaction too).  A backend with no declaration of its own uses that
- * setting, but only when it was set within the current transaction: a
- * session-level SET made earlier (left behind on a pooled connection)
- * declares nothing.  The offering role there is the backend's user (Citus
- * connects as the same role).
+ * transaction too).  A backend with no declaration of its own uses what a
+ * SET of that setting within the current transaction said, offered by the
+ * role that ran the SET (Citus connects as the same role): a session-level
+ * SET made earlier (left behind on a pooled connection), a value restored
+ * by a savepoint's rollback, or one from before the library was loaded
+ * declares nothing.
  *
  *-------------------------------------------------------------------------
  */
@@ -67,10 +68,26 @@ static List *all_scopes_stack = NIL;
  * fencing.declared_tokens, as another node's use_token() set it: entries
  * separated by ",", each "<token>" (every scope) or "<token>:<length>:<scope>"
  * (length in bytes, so that a scope name may hold any character).
- * "travelled" says it was set within this transaction.
+ *
+ * What counts is not the setting's value but the values SET within this
+ * transaction, each with the role that set it and its subtransaction, kept
+ * as use_token()'s declarations are: a rolled-back savepoint takes its SETs
+ * back, and a value the server restores (at a savepoint's rollback, a
+ * function's exit) is no SET.  A SET is told from a restore by its check
+ * hook, which only a SET calls.
  */
+typedef struct TravelledTokens
+{
+	char	   *value;			/* "" declares nothing */
+	Oid			role;			/* who set it: the role offering the tokens */
+	SubTransactionId subid;
+} TravelledTokens;
+
 static char *declared_tokens_setting = NULL;
-static bool travelled = false;
+static List *travelled = NIL;	/* of TravelledTokens, newest last */
+
+/* the value a SET is about to assign (its check hook saw it), or NULL */
+static char *pending_set = NULL;
 
 /* declared_token_init() is defining the setting: a value now was a placeholder */
 static bool defining = false;
@@ -81,7 +98,10 @@ forget_all(void)
 	/* the memory goes with TopTransactionContext */
 	scope_tokens = NULL;
 	all_scopes_stack = NIL;
-	travelled = false;
+	travelled = NIL;
+	if (pending_set != NULL)
+		pfree(pending_set);
+	pending_set = NULL;
 }
 
 void
@@ -111,6 +131,12 @@ declared_token_at_subxact_abort(SubTransactionId mySubid)
 	DeclaredToken *entry;
 
 	all_scopes_stack = pop_aborted(all_scopes_stack, mySubid);
+	while (travelled != NIL &&
+		   ((TravelledTokens *) llast(travelled))->subid >= mySubid)
+		travelled = list_delete_last(travelled);
+	if (pending_set != NULL)
+		pfree(pending_set);
+	pending_set = NULL;
 	if (scope_tokens == NULL)
 		return;
 	hash_seq_init(&status, scope_tokens);
@@ -209,20 +235,43 @@ check_declared_tokens(char **newval, void **extra, GucSource source)
 							"separated by commas.");
 		return false;
 	}
+	/* a SET (or set_config()) in this session, not a file, role or placeholder */
+	if (source == PGC_S_SESSION && !defining && *newval != NULL && IsTransactionState())
+	{
+		if (pending_set != NULL)
+			pfree(pending_set);
+		pending_set = MemoryContextStrdup(TopTransactionContext, *newval);
+	}
 	return true;
 }
 
 /*
- * Only a SET within a live transaction declares; a value restored when a
- * transaction or subtransaction ends keeps what the transaction had, and a
- * placeholder set before the library was loaded (maybe by an earlier
- * client of a pooled connection) declares nothing.
+ * The value a SET in a live transaction assigns is that transaction's
+ * declaration, offered by the role that set it; a RESET (no check) declares
+ * nothing from then on.  Any other assignment is a value the server
+ * restores, or one from before the library was loaded (a placeholder, maybe
+ * an earlier client's on a pooled connection): it declares nothing.
  */
 static void
 assign_declared_tokens(const char *newval, void *extra)
 {
-	if (IsTransactionState())
-		travelled = !defining && newval != NULL && newval[0] != '\0';
+	TravelledTokens *set;
+	MemoryContext old;
+	bool		is_set = pending_set != NULL && newval != NULL && strcmp(pending_set, newval) == 0;
+
+	if (pending_set != NULL)
+		pfree(pending_set);
+	pending_set = NULL;
+	if (defining || !IsTransactionState() ||
+		(!is_set && newval != NULL && newval[0] != '\0'))
+		return;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	set = palloc(sizeof(TravelledTokens));
+	set->value = pstrdup(is_set ? newval : "");
+	set->role = GetUserId();
+	set->subid = GetCurrentSubTransactionId();
+	travelled = lappend(travelled, set);
+	MemoryContextSwitchTo(old);
 }
 
 void
@@ -254,12 +303,15 @@ declared_token_lookup_offerer(const char *scope, int64 *token, Oid *role)
 	}
 	if (stack == NIL)
 	{
-		if (likely(!travelled))
+		TravelledTokens *set;
+
+		if (likely(travelled == NIL))
 			return false;
 		/* declared on another node: for the scope, else for every scope */
-		*role = GetUserId();
-		return (scope != NULL && setting_lookup(declared_tokens_setting, scope, token, NULL)) ||
-			setting_lookup(declared_tokens_setting, NULL, token, NULL);
+		set = (TravelledTokens *) llast(travelled);
+		*role = set->role;
+		return (scope != NULL && setting_lookup(set->value, scope, token, NULL)) ||
+			setting_lookup(set->value, NULL, token, NULL);
 	}
 	*token = ((Declaration *) llast(stack))->token;
 	*role = ((Declaration *) llast(stack))->role;
@@ -272,7 +324,8 @@ declared_token_any(void)
 	HASH_SEQ_STATUS status;
 	DeclaredToken *entry;
 
-	if (all_scopes_stack != NIL || travelled)
+	if (all_scopes_stack != NIL ||
+		(travelled != NIL && ((TravelledTokens *) llast(travelled))->value[0] != '\0'))
 		return true;
 	if (scope_tokens == NULL)
 		return false;

@@ -146,6 +146,11 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   DETAIL = 'This node is a worker: it takes its marks from the coordinator.';
     END IF;
+    IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+        RAISE EXCEPTION 'fencing.distribute_marks() runs in READ COMMITTED only'
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'It must read every scope as committed after it has locked fencing.scopes.';
+    END IF;
     IF pg_catalog.to_regclass('fencing.cluster_marks') IS NULL THEN
         CREATE TABLE fencing.cluster_marks (
             scope  text PRIMARY KEY,
@@ -175,8 +180,10 @@ BEGIN
         AND r.oid IN (SELECT c.relowner FROM pg_catalog.pg_trigger AS t
                         JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) t.tgrelid
                        WHERE t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure);
-    -- every scope the coordinator has, to every node (a node's writers of
-    -- each scope are waited for there)
+    -- every scope the coordinator has, as committed once no change of a
+    -- scope is in flight (a reset read before it commits would be undone),
+    -- to every node (a node's writers of each scope are waited for there)
+    LOCK TABLE fencing.scopes IN SHARE MODE;
     INSERT INTO fencing.cluster_marks AS c (scope, mark, owner, tokens, exact)
         SELECT s.scope, s.mark,
                pg_catalog.pg_get_userbyid(COALESCE(s.owner, r.relowner)),
