@@ -28,7 +28,8 @@ CREATE TABLE fencing.cluster_marks (
     mark   bigint NOT NULL,
     owner  name NOT NULL,
     tokens text NOT NULL,
-    exact  boolean NOT NULL
+    exact  boolean NOT NULL,
+    grants text[] NOT NULL
 );
 REVOKE ALL ON fencing.cluster_marks FROM PUBLIC;
 CREATE TRIGGER apply_cluster_mark BEFORE INSERT OR UPDATE ON fencing.cluster_marks
@@ -69,30 +70,43 @@ SELECT scope, mark, exact FROM fencing.cluster_marks WHERE scope = 'ext';
 
 -- a fed row (what the coordinator sends) makes this node's scope: created
 -- with the owner and kind fed, its mark only rising unless exact
-INSERT INTO fencing.cluster_marks VALUES ('fed', 9, :'su', 'external', false);
+CREATE ROLE regress_fencing_cluster_grantee;
+INSERT INTO fencing.cluster_marks
+    VALUES ('fed', 9, :'su', 'external', false,
+            '{write:regress_fencing_cluster_grantee,read:public,lead:no_such_role}');
 UPDATE fencing.cluster_marks SET mark = 3 WHERE scope = 'fed';
 SELECT scope, mark, tokens FROM fencing.scopes WHERE scope = 'fed';
 UPDATE fencing.cluster_marks SET mark = 3, exact = true WHERE scope = 'fed';
 SELECT scope, mark, tokens FROM fencing.scopes WHERE scope = 'fed';
+-- its grants are the fed ones (a role this node lacks left out), and follow
+SELECT privilege, CASE grantee WHEN 0 THEN 'public' ELSE grantee::regrole::text END AS grantee
+  FROM fencing.scope_grants WHERE scope = 'fed' ORDER BY 1, 2;
+UPDATE fencing.cluster_marks SET grants = '{lead:regress_fencing_cluster_grantee}' WHERE scope = 'fed';
+SELECT privilege, grantee::regrole AS grantee FROM fencing.scope_grants WHERE scope = 'fed' ORDER BY 1, 2;
+-- the coordinator's grants and revokes are fed
+SELECT fencing.grant_scope('solo', 'write', 'regress_fencing_cluster_grantee');
+SELECT scope, grants FROM fencing.cluster_marks WHERE scope = 'solo';
+SELECT fencing.revoke_scope('solo', 'write', 'regress_fencing_cluster_grantee');
+SELECT scope, grants FROM fencing.cluster_marks WHERE scope = 'solo';
 
 -- the trigger function acts on fencing.cluster_marks only
 CREATE TABLE public.fake_marks (LIKE fencing.cluster_marks);
 CREATE TRIGGER apply BEFORE INSERT ON public.fake_marks
     FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
-INSERT INTO public.fake_marks VALUES ('solo', 1000, :'su', 'issued', true);
+INSERT INTO public.fake_marks VALUES ('solo', 1000, :'su', 'issued', true, '{}');
 CREATE TABLE fencing.fake_marks_1 (LIKE fencing.cluster_marks);
 CREATE TRIGGER apply BEFORE INSERT ON fencing.fake_marks_1
     FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
-INSERT INTO fencing.fake_marks_1 VALUES ('solo', 1000, :'su', 'issued', true);
+INSERT INTO fencing.fake_marks_1 VALUES ('solo', 1000, :'su', 'issued', true, '{}');
 SELECT scope, mark FROM fencing.scopes WHERE scope = 'solo';
 -- and PUBLIC may not use it, nor write the cluster's table
 CREATE ROLE regress_fencing_cluster_stranger;
 GRANT CREATE ON SCHEMA public TO regress_fencing_cluster_stranger;
 SET ROLE regress_fencing_cluster_stranger;
-CREATE TABLE public.stranger_marks (scope text, mark bigint, owner name, tokens text, exact boolean);
+CREATE TABLE public.stranger_marks (scope text, mark bigint, owner name, tokens text, exact boolean, grants text[]);
 CREATE TRIGGER apply BEFORE INSERT ON public.stranger_marks
     FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
-INSERT INTO fencing.cluster_marks VALUES ('solo', 1000, 'x', 'issued', true);
+INSERT INTO fencing.cluster_marks VALUES ('solo', 1000, 'x', 'issued', true, '{}');
 SELECT fencing.distribute_marks();
 RESET ROLE;
 
@@ -104,3 +118,4 @@ SELECT scope, mark FROM fencing.scopes WHERE scope = 'solo';
 \c :regress_db
 DROP DATABASE regress_fencing_cluster;
 DROP ROLE regress_fencing_cluster_stranger;
+DROP ROLE regress_fencing_cluster_grantee;

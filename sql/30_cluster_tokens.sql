@@ -76,6 +76,27 @@ SELECT fencing.declared_token('s') AS declared;
 ROLLBACK;
 RESET fencing.declared_tokens;
 
+-- nor does the value a function's SET clause hid, restored when it returns
+CREATE FUNCTION sets_tokens() RETURNS bigint LANGUAGE sql
+    SET fencing.declared_tokens = '1000000' AS $$ SELECT fencing.declared_token('s') $$;
+SET fencing.declared_tokens = '5';
+BEGIN;
+SELECT sets_tokens() AS inside, fencing.declared_token('s') AS after;
+UPDATE jobs SET v = v + 1 WHERE id = 1;
+ROLLBACK;
+RESET fencing.declared_tokens;
+-- nor a RESET to a value from the role's or the database's settings
+ALTER DATABASE regress_fencing_cluster_tokens SET fencing.declared_tokens = '7';
+\c
+SELECT fencing.declared_token('s') AS declared;  -- loads the library: '7' declares nothing
+BEGIN;
+SET LOCAL fencing.declared_tokens = '5';
+SELECT fencing.declared_token('s') AS declared;
+RESET fencing.declared_tokens;
+SELECT current_setting('fencing.declared_tokens') AS setting, fencing.declared_token('s') AS declared;
+ROLLBACK;
+ALTER DATABASE regress_fencing_cluster_tokens RESET fencing.declared_tokens;
+
 -- nor does a value set before this backend loaded the library (a
 -- placeholder, maybe an earlier client's): a new session sets it first
 \c

@@ -10,7 +10,8 @@
  * writer of the scope in flight there, and makes the node's row of the
  * scope say what the coordinator's says: a mark only rises, unless the
  * coordinator stored it (a reset: "exact"); a scope new to the node is
- * created with the coordinator's owner and kind.  The lock is held until the
+ * created with the coordinator's owner and kind; its grants become the
+ * coordinator's (a grantee that is no role here is left out).  The lock is held until the
  * distributed transaction ends (a prepared one keeps it across a restart of
  * the node), so the node's writers of the scope wait for the change to
  * commit, and then read the new mark.
@@ -26,6 +27,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -37,6 +39,7 @@
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
 #include "state/cluster_marks.h"
+#include "state/extension_state.h"
 #include "state/scope_rows.h"
 
 /* fencing.cluster_marks, or a shard of it: cluster_marks_<digits>. */
@@ -73,9 +76,45 @@ fed_value(HeapTuple tuple, TupleDesc desc, int attnum, const char *column)
 	return value;
 }
 
+/*
+ * The scope's grants on this node become the fed ones, "privilege:role"
+ * ("public" for PUBLIC): those not fed go, those missing come, as granted
+ * by the scope's owner.
+ */
+static void
+apply_fed_grants(const char *scope, Datum grants, Oid owner)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"WITH fed AS ("
+		"   SELECT pg_catalog.split_part(e, ':', 1) AS privilege,"
+		"          pg_catalog.substr(e, pg_catalog.strpos(e, ':') OPERATOR(pg_catalog.+) 1) AS rolename"
+		"     FROM pg_catalog.unnest($2::pg_catalog.text[]) AS e),"
+		" wanted AS ("
+		"   SELECT f.privilege,"
+		"          CASE WHEN f.rolename OPERATOR(pg_catalog.=) 'public' THEN 0::pg_catalog.oid ELSE r.oid END AS grantee"
+		"     FROM fed AS f LEFT JOIN pg_catalog.pg_roles AS r ON r.rolname OPERATOR(pg_catalog.=) f.rolename"
+		"    WHERE f.rolename OPERATOR(pg_catalog.=) 'public' OR r.oid IS NOT NULL),"
+		" gone AS ("
+		"   DELETE FROM fencing.scope_grants AS g"
+		"    WHERE g.scope OPERATOR(pg_catalog.=) $1"
+		"      AND NOT EXISTS (SELECT 1 FROM wanted AS w"
+		"                       WHERE w.grantee OPERATOR(pg_catalog.=) g.grantee"
+		"                         AND w.privilege OPERATOR(pg_catalog.=) g.privilege))"
+		"INSERT INTO fencing.scope_grants (scope, grantee, privilege, granted_by)"
+		" SELECT $1, w.grantee, w.privilege, $3 FROM wanted AS w ON CONFLICT DO NOTHING";
+	Oid			argtypes[3] = {TEXTOID, TEXTARRAYOID, OIDOID};
+	Datum		values[3];
+
+	values[0] = CStringGetTextDatum(scope);
+	values[1] = grants;
+	values[2] = ObjectIdGetDatum(owner);
+	(void) fencing_execute_as_owner(&plan, sql, 3, argtypes, values);
+}
+
 /* Make this node's row of the scope what the coordinator fed. */
 static void
-apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact)
+apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact, Datum grants)
 {
 	ScopeInfo	info;
 	int64		old_mark;
@@ -96,6 +135,7 @@ apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact)
 		scope_rows_set_owner(scope, owner);
 	if (info.exists && info.issued != issued)
 		scope_rows_set_tokens(scope, issued);
+	apply_fed_grants(scope, grants, owner);
 }
 
 FENCING_FUNCTION(fencing_apply_cluster_mark);
@@ -141,7 +181,8 @@ fencing_apply_cluster_mark(PG_FUNCTION_ARGS)
 	was_applying = cluster_marks_begin_apply();
 	PG_TRY();
 	{
-		apply_fed_row(scope, mark, get_role_oid(owner_name, false), issued, exact);
+		apply_fed_row(scope, mark, get_role_oid(owner_name, false), issued, exact,
+					  fed_value(tuple, desc, Anum_cluster_marks_grants, "grants"));
 	}
 	PG_FINALLY();
 	{

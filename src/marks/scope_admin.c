@@ -14,6 +14,7 @@
 #include "base/input_checks.h"
 #include "security/scope_acl.h"
 #include "marks/scope_mark.h"
+#include "state/cluster_marks.h"
 #include "state/scope_rows.h"
 
 #include "catalog/pg_type.h"
@@ -153,6 +154,13 @@ privilege_change_args(FunctionCallInfo fcinfo, char **scope,
 	*priv = scope_privilege_from_name(text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	*grantee = grantee_arg(fcinfo, 2);
 	require_owner(*scope, &info);
+	/*
+	 * Where marks are distributed the change goes to every node
+	 * (cluster_marks_feed()): changes of one scope's grants are fed in turn,
+	 * under its lock, each reading the grants the one before committed.
+	 */
+	if (cluster_marks_enabled())
+		(void) scope_mark_lock_exclusive(*scope, SCOPE_MISSING_OK, SCOPE_PRIV_OWNER, NULL);
 }
 
 /* fencing.grant_scope(scope text, privilege text, grantee text) returns boolean */
@@ -170,13 +178,16 @@ fencing_grant_scope(PG_FUNCTION_ARGS)
 	Oid			grantee;
 	Oid			argtypes[4] = {TEXTOID, OIDOID, TEXTOID, OIDOID};
 	Datum		values[4];
+	bool		granted;
 
 	privilege_change_args(fcinfo, &scope, &priv, &grantee);
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = ObjectIdGetDatum(grantee);
 	values[2] = CStringGetTextDatum(scope_privilege_name(priv));
 	values[3] = ObjectIdGetDatum(GetUserId());
-	PG_RETURN_BOOL(fencing_execute_as_owner(&plan, sql, 4, argtypes, values) > 0);
+	granted = fencing_execute_as_owner(&plan, sql, 4, argtypes, values) > 0;
+	cluster_marks_feed(scope, false);
+	PG_RETURN_BOOL(granted);
 }
 
 /* fencing.revoke_scope(scope text, privilege text, grantee text) returns boolean */
@@ -194,12 +205,15 @@ fencing_revoke_scope(PG_FUNCTION_ARGS)
 	Oid			grantee;
 	Oid			argtypes[3] = {TEXTOID, OIDOID, TEXTOID};
 	Datum		values[3];
+	bool		revoked;
 
 	privilege_change_args(fcinfo, &scope, &priv, &grantee);
 	values[0] = CStringGetTextDatum(scope);
 	values[1] = ObjectIdGetDatum(grantee);
 	values[2] = CStringGetTextDatum(scope_privilege_name(priv));
-	PG_RETURN_BOOL(fencing_execute_as_owner(&plan, sql, 3, argtypes, values) > 0);
+	revoked = fencing_execute_as_owner(&plan, sql, 3, argtypes, values) > 0;
+	cluster_marks_feed(scope, false);
+	PG_RETURN_BOOL(revoked);
 }
 
 /* fencing.alter_scope_owner(scope text, owner regrole) */

@@ -41,7 +41,6 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
-#include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -93,17 +92,24 @@ cluster_marks_feed(const char *scope, bool exact)
 	static SPIPlanPtr read_plan = NULL;
 	static const char *read_sql =
 		"SELECT s.mark, pg_catalog.pg_get_userbyid(COALESCE(s.owner, c.relowner))::pg_catalog.name, "
-		"s.tokens FROM fencing.scopes AS s, pg_catalog.pg_class AS c "
+		"COALESCE(s.tokens, 'external'), "
+		"COALESCE((SELECT pg_catalog.array_agg(g.privilege OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) "
+		"                 CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'public' "
+		"                 ELSE pg_catalog.pg_get_userbyid(g.grantee)::pg_catalog.text END "
+		"                 ORDER BY g.privilege, g.grantee) "
+		"          FROM fencing.scope_grants AS g WHERE g.scope OPERATOR(pg_catalog.=) s.scope), "
+		"         '{}'::pg_catalog.text[]) "
+		"FROM fencing.scopes AS s, pg_catalog.pg_class AS c "
 		"WHERE s.scope OPERATOR(pg_catalog.=) $1 AND c.oid OPERATOR(pg_catalog.=) 'fencing.scopes'::pg_catalog.regclass";
 	static SPIPlanPtr write_plan = NULL;
 	static const char *write_sql =
-		"INSERT INTO fencing.cluster_marks AS c (scope, mark, owner, tokens, exact) "
-		"VALUES ($1, $2, $3, $4, $5) "
+		"INSERT INTO fencing.cluster_marks AS c (scope, mark, owner, tokens, exact, grants) "
+		"VALUES ($1, $2, $3, $4, $5, $6) "
 		"ON CONFLICT (scope) DO UPDATE SET mark = excluded.mark, owner = excluded.owner, "
-		"tokens = excluded.tokens, exact = excluded.exact";
+		"tokens = excluded.tokens, exact = excluded.exact, grants = excluded.grants";
 	Oid			read_types[1] = {TEXTOID};
-	Oid			write_types[5] = {TEXTOID, INT8OID, NAMEOID, TEXTOID, BOOLOID};
-	Datum		values[5];
+	Oid			write_types[6] = {TEXTOID, INT8OID, NAMEOID, TEXTOID, BOOLOID, TEXTARRAYOID};
+	Datum		values[6];
 	bool		isnull;
 	int			nest_level;
 	FencingUserContext uctx;
@@ -113,10 +119,10 @@ cluster_marks_feed(const char *scope, bool exact)
 	if (citus_node_is_worker())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("marks of scope \"%s\" change only on the Citus coordinator", scope),
+				 errmsg("scope \"%s\" changes only on the Citus coordinator", scope),
 				 errdetail("This node is a worker of a Citus cluster whose marks are distributed "
-						   "(fencing.cluster_marks): it takes them from the coordinator."),
-				 errhint("Call the function on the coordinator: it raises the mark on every node.")));
+						   "(fencing.cluster_marks): it takes its scopes, their marks and grants from the coordinator."),
+				 errhint("Call the function on the coordinator: it changes the scope on every node.")));
 
 	/*
 	 * Read the row as this transaction wrote it, then send it: a reference
@@ -130,15 +136,11 @@ cluster_marks_feed(const char *scope, bool exact)
 	(void) fencing_spi_execute(&read_plan, read_sql, 1, read_types, values, true);
 	if (SPI_processed != 1)
 		elog(ERROR, "scope \"%s\" vanished while its change was fed to the cluster", scope);
-	values[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
-	values[2] = datumCopy(values[2], false, NAMEDATALEN);
-	values[3] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
-	if (isnull)
-		values[3] = CStringGetTextDatum("external");
-	else
-		values[3] = PointerGetDatum(PG_DETOAST_DATUM_COPY(values[3]));
+	/* the read's tuples last until SPI_finish, after the write */
+	for (int i = 1; i <= 3; i++)
+		values[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i, &isnull);
 	values[4] = BoolGetDatum(exact);
+	values[5] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull);
 
 	/*
 	 * Citus serializes every write of a reference table behind one lock on
@@ -150,7 +152,7 @@ cluster_marks_feed(const char *scope, bool exact)
 	nest_level = NewGUCNestLevel();
 	(void) set_config_option("citus.all_modifications_commutative", "on",
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	(void) fencing_spi_execute(&write_plan, write_sql, 5, write_types, values, false);
+	(void) fencing_spi_execute(&write_plan, write_sql, 6, write_types, values, false);
 	AtEOXact_GUC(true, nest_level);
 	fencing_spi_finish_as_owner(&uctx);
 }

@@ -17,7 +17,8 @@
 #define Anum_cluster_marks_owner	3
 #define Anum_cluster_marks_tokens	4
 #define Anum_cluster_marks_exact	5
-#define Natts_cluster_marks			5
+#define Anum_cluster_marks_grants	6
+#define Natts_cluster_marks			6
 
 #define CLUSTER_MARKS_RELNAME		"cluster_marks"
 
@@ -29,7 +30,8 @@
 extern bool cluster_marks_enabled(void);
 
 /*
- * A change of the scope's row (its mark, term, owner or kind) was written
+ * A change of the scope's row (its mark, term, owner or kind) or of its
+ * grants was written
  * on this node: on the coordinator of a cluster, send the row as it now
  * is to every node (exact: a stored mark, which may be lower, rather than
  * a raise); on a worker, refuse the change (only the coordinator changes

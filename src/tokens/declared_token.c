@@ -247,10 +247,14 @@ check_declared_tokens(char **newval, void **extra, GucSource source)
 
 /*
  * The value a SET in a live transaction assigns is that transaction's
- * declaration, offered by the role that set it; a RESET (no check) declares
- * nothing from then on.  Any other assignment is a value the server
- * restores, or one from before the library was loaded (a placeholder, maybe
- * an earlier client's on a pooled connection): it declares nothing.
+ * declaration, offered by the role that set it.  Any other assignment in a
+ * live transaction (a RESET, to whatever the reset value is; the value a
+ * function's SET clause had hidden, restored when it returns) declares
+ * nothing from then on: no role offered that value in this transaction.
+ * Outside one (a savepoint's rollback, which takes back its own SETs here
+ * first; the transaction's end) and while the library defines the setting
+ * (a placeholder, maybe an earlier client's on a pooled connection) an
+ * assignment changes nothing.
  */
 static void
 assign_declared_tokens(const char *newval, void *extra)
@@ -262,8 +266,7 @@ assign_declared_tokens(const char *newval, void *extra)
 	if (pending_set != NULL)
 		pfree(pending_set);
 	pending_set = NULL;
-	if (defining || !IsTransactionState() ||
-		(!is_set && newval != NULL && newval[0] != '\0'))
+	if (defining || !IsTransactionState())
 		return;
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	set = palloc(sizeof(TravelledTokens));

@@ -553,10 +553,11 @@ BEGIN
             mark   bigint NOT NULL,
             owner  name NOT NULL,
             tokens text NOT NULL,
-            exact  boolean NOT NULL
+            exact  boolean NOT NULL,
+            grants text[] NOT NULL
         );
         COMMENT ON TABLE fencing.cluster_marks IS
-        'Every scope of the Citus cluster as its coordinator has it, on every node (a reference table); written by the coordinator in each transaction that changes a scope, read by each node''s trigger fencing.apply_cluster_mark().';
+        'Every scope of the Citus cluster as its coordinator has it (mark, owner, kind, grants as privilege:role), on every node (a reference table); written by the coordinator in each transaction that changes a scope, read by each node''s trigger fencing.apply_cluster_mark().';
         REVOKE ALL ON fencing.cluster_marks FROM PUBLIC;
         CREATE TRIGGER apply_cluster_mark BEFORE INSERT OR UPDATE ON fencing.cluster_marks
             FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
@@ -580,21 +581,28 @@ BEGIN
     -- scope is in flight (a reset read before it commits would be undone),
     -- to every node (a node's writers of each scope are waited for there)
     LOCK TABLE fencing.scopes IN SHARE MODE;
-    INSERT INTO fencing.cluster_marks AS c (scope, mark, owner, tokens, exact)
+    INSERT INTO fencing.cluster_marks AS c (scope, mark, owner, tokens, exact, grants)
         SELECT s.scope, s.mark,
                pg_catalog.pg_get_userbyid(COALESCE(s.owner, r.relowner)),
-               COALESCE(s.tokens, 'external'), false
+               COALESCE(s.tokens, 'external'), false,
+               COALESCE((SELECT pg_catalog.array_agg(g.privilege OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||)
+                                    CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'public'
+                                         ELSE pg_catalog.pg_get_userbyid(g.grantee)::pg_catalog.text END
+                                    ORDER BY g.privilege, g.grantee)
+                           FROM fencing.scope_grants AS g
+                          WHERE g.scope OPERATOR(pg_catalog.=) s.scope), '{}')
           FROM fencing.scopes AS s, pg_catalog.pg_class AS r
          WHERE r.oid OPERATOR(pg_catalog.=) 'fencing.scopes'::pg_catalog.regclass
     ON CONFLICT (scope) DO UPDATE SET mark = excluded.mark, owner = excluded.owner,
-                                      tokens = excluded.tokens, exact = excluded.exact;
+                                      tokens = excluded.tokens, exact = excluded.exact,
+                                      grants = excluded.grants;
     GET DIAGNOSTICS fed = ROW_COUNT;
     RETURN fed;
 END
 $$;
 REVOKE ALL ON FUNCTION fencing.distribute_marks() FROM PUBLIC;
 COMMENT ON FUNCTION fencing.distribute_marks() IS
-'On the coordinator of a Citus cluster (superuser): makes fencing.cluster_marks, a reference table, and feeds it every scope; from then on marks change only on the coordinator, for every node at once, and no write raises a mark or creates a scope. Run again to feed every scope again (after a node was added). Returns the number of scopes fed.';
+'On the coordinator of a Citus cluster (superuser): makes fencing.cluster_marks, a reference table, and feeds it every scope; from then on scopes (marks, owners, grants) change only on the coordinator, for every node at once, and no write raises a mark or creates a scope. Run again to feed every scope again (after a node was added). Returns the number of scopes fed.';
 -- Citus (issue 18): the event trigger also gives the shards of a table
 -- distributed before protect() their TRUNCATE fence; it now recognises a
 -- shard's row trigger, which Citus names zz_fence_row_<shard id>.
