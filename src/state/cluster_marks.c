@@ -37,9 +37,10 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
-#include "miscadmin.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -51,15 +52,27 @@
 /* Set while marks/cluster_apply.c writes a fed row: it is not fed again. */
 static bool applying = false;
 
-/* A superuser's fencing.cluster_marks: no other role can turn a database into a cluster's. */
+/*
+ * A superuser's fencing.cluster_marks: no other role can turn a database
+ * into a cluster's.  Asked by every write by scope on a Citus worker, so a
+ * yes is remembered for the rest of the transaction (the table then exists
+ * for it: a feed would fail on a dropped one); a no is asked again, so that
+ * a change fed later in a transaction that made the table is not missed.
+ */
+static LocalTransactionId enabled_in = InvalidLocalTransactionId;
+
 bool
 cluster_marks_enabled(void)
 {
-	Oid			nsp = get_namespace_oid(FENCING_SCHEMA, true);
-	Oid			relid = OidIsValid(nsp) ? get_relname_relid(CLUSTER_MARKS_RELNAME, nsp) : InvalidOid;
+	Oid			nsp;
+	Oid			relid;
 	HeapTuple	tuple;
 	bool		enabled = false;
 
+	if (enabled_in == FENCING_MY_LXID)
+		return true;
+	nsp = get_namespace_oid(FENCING_SCHEMA, true);
+	relid = OidIsValid(nsp) ? get_relname_relid(CLUSTER_MARKS_RELNAME, nsp) : InvalidOid;
 	if (!OidIsValid(relid))
 		return false;
 	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
@@ -68,6 +81,8 @@ cluster_marks_enabled(void)
 		enabled = superuser_arg(((Form_pg_class) GETSTRUCT(tuple))->relowner);
 		ReleaseSysCache(tuple);
 	}
+	if (enabled)
+		enabled_in = FENCING_MY_LXID;
 	return enabled;
 }
 
