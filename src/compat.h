@@ -30,6 +30,19 @@
 #endif
 
 /*
+ * The local transaction id a PGPROC runs now, and this backend's index
+ * among the PGPROCs (GetPGProcByNumber()): 17 made that index the
+ * backend's ProcNumber, which a VirtualTransactionId carries.
+ */
+#if PG_VERSION_NUM >= 170000
+#define FENCING_PROC_LXID(proc) ((proc)->vxid.lxid)
+#define FENCING_MY_PROCNO MyProcNumber
+#else
+#define FENCING_PROC_LXID(proc) ((proc)->lxid)
+#define FENCING_MY_PROCNO (MyProc->pgprocno)
+#endif
+
+/*
  * 18 marks functions that do not return with pg_noreturn, written before
  * the declaration; older servers had pg_attribute_noreturn(), which GCC and
  * Clang accept there too.

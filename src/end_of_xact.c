@@ -5,8 +5,9 @@
  *	  callback: every module's per-transaction state is reset here, in a
  *	  fixed order, as Postgres's own AtEOXact_* sequence does.
  *
- * Before a commit or a PREPARE TRANSACTION: only durability acts (the commit
- * of a transaction that issued a term or raised a mark is made durable).
+ * Before a commit or a PREPARE TRANSACTION: durability acts (the commit of a
+ * transaction that issued a term or raised a mark is made durable); before a
+ * PREPARE, first the scopes held by registration take their locks.
  *
  * When a transaction ends (commit, abort, prepare), from the top of the
  * layers down:
@@ -45,7 +46,10 @@ fencing_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
+			durable_commit_before_commit();
+			break;
 		case XACT_EVENT_PRE_PREPARE:
+			scope_mark_before_prepare();
 			durable_commit_before_commit();
 			break;
 		case XACT_EVENT_COMMIT:

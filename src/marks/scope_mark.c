@@ -21,7 +21,10 @@
  * Once the lock is held the mark cannot move, so each transaction reads a
  * scope's mark once (with a fresh snapshot: under REPEATABLE READ the
  * transaction snapshot could miss a newer mark) and remembers it until it
- * ends.  A share lock is never upgraded in place when that can be avoided:
+ * ends.  With the library preloaded, a writer whose scope's mark is in
+ * shared memory takes no lock at all: it registers its transaction there
+ * as a writer at the mark, which every raise drains (shared_marks.c), and
+ * that stands for the share lock until the transaction ends.  A share lock is never upgraded in place when that can be avoided:
  * a writer that finds its token above the mark on its first visit gives the
  * share lock back and comes back exclusively.
  *
@@ -52,6 +55,7 @@
 #include "durability/durable_commit.h"
 #include "marks/mark_cache.h"
 #include "marks/scope_lock.h"
+#include "marks/shared_marks.h"
 #include "state/cluster_marks.h"
 #include "state/scope_rows.h"
 #include "security/scope_acl.h"
@@ -68,6 +72,7 @@ struct ScopeHold
 	int64		mark;			/* valid while mode != NoLock */
 	bool		fresh;			/* this entry acquired the lock it holds */
 	bool		coarse;			/* locked by the table lock (scope_lock.c) */
+	bool		registered;		/* the share hold is a registration (shared_marks.c) */
 	/* kept across transactions */
 	ScopeKey	lock_key;		/* what the scope was last read to be locked by;
 								 * id 0: not known */
@@ -131,6 +136,14 @@ forget_held_scopes(void)
 	}
 }
 
+/* A registration as a writer at the mark, given back before the transaction ends. */
+static void
+unregister_entry(ScopeHold *entry)
+{
+	shared_marks_unregister(entry->cache_id);
+	entry->registered = false;
+}
+
 /* The transaction ended: its scopes, locks and deferred raises are gone. */
 void
 scope_mark_at_xact_end(void)
@@ -140,6 +153,30 @@ scope_mark_at_xact_end(void)
 	changed_marks = false;
 	raise_deferred = false;
 	deferred_holds = 0;
+}
+
+/*
+ * A PREPARE TRANSACTION: a registration ends with the backend's transaction,
+ * so the prepared transaction holds the scope lock instead (a raise waiting
+ * for it meanwhile and this lock then wait for each other: Postgres cancels
+ * one, 40P01).
+ */
+void
+scope_mark_before_prepare(void)
+{
+	HASH_SEQ_STATUS status;
+	ScopeHold  *entry;
+
+	if (held_now == 0)
+		return;
+	hash_seq_init(&status, held_scopes);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		if (entry->generation != held_generation || !entry->registered)
+			continue;
+		(void) scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, ShareLock, false);
+		entry->registered = false;
+	}
 }
 
 /*
@@ -180,6 +217,8 @@ scope_mark_at_subxact_abort(SubTransactionId mySubid)
 		}
 		if (entry->share_subid >= mySubid)
 		{
+			if (entry->registered)
+				unregister_entry(entry);
 			released += entry->share_counted ? 1 : 0;
 			entry->share_subid = 0;
 			entry->share_counted = false;
@@ -244,6 +283,7 @@ held_scope_entry(const char *scope)
 		entry->fresh = false;
 		entry->confirmed = false;
 		entry->coarse = false;
+		entry->registered = false;
 		entry->deferred_by = NULL;
 		entry->share_subid = 0;
 		entry->excl_subid = 0;
@@ -301,7 +341,9 @@ lock_entry(ScopeHold *entry, LOCKMODE mode)
 static void
 unlock_entry(ScopeHold *entry)
 {
-	if (!entry->coarse)
+	if (entry->registered && entry->mode == ShareLock)
+		unregister_entry(entry);
+	else if (!entry->coarse)
 		scope_lock_release(entry->lock_key.id, entry->lock_key.owner, entry->mode);
 	if (entry->created_subid != 0)
 	{
@@ -431,7 +473,8 @@ refresh_stale_mark(ScopeHold *entry)
 
 	entry->mark_stale = false;
 	entry->mark = changed_marks || entry->mode == ExclusiveLock ?
-		read_mark_table(entry->scope, NULL, &key) : read_mark_shared(entry, &key, true);
+		read_mark_table(entry->scope, NULL, &key) :
+		read_mark_shared(entry, &key, !entry->registered);
 }
 
 /*
@@ -484,12 +527,48 @@ learn_scope_id(ScopeHold *entry)
 }
 
 /*
- * A write at the mark: the scope's lock in share mode, and its mark read
- * under it.  False, holding nothing, for a scope that does not exist.
+ * A write at the mark without the scope lock: registered as a writer of the
+ * scope in shared memory, with the mark kept there (shared_marks.c), which
+ * every raise of the scope drains.  Not for a transaction that changed
+ * marks (it must read its own), nor for a scope locked by its name's hash.
+ */
+static bool
+register_at_mark(ScopeHold *entry)
+{
+	ScopeKey	key;
+	int64		mark;
+
+	if (changed_marks)
+		return false;
+	shared_marks_registry_seen(fencing_scopes_relid());
+	if (!shared_marks_register(entry->cache_id, entry->scope, &mark, &key))
+		return false;
+	if (unlikely(key.legacy))
+	{
+		shared_marks_unregister(entry->cache_id);
+		return false;
+	}
+	entry->lock_key = key;
+	entry->mode = ShareLock;
+	entry->registered = true;
+	entry->fresh = true;
+	entry->coarse = false;
+	entry->mark = mark;
+	entry->share_subid = GetCurrentSubTransactionId();
+	entry->share_counted = false;
+	return true;
+}
+
+/*
+ * A write at the mark: the scope's lock in share mode (or a registration),
+ * and its mark read under it.  False, holding nothing, for a scope that
+ * does not exist.
  */
 static bool
 lock_share(ScopeHold *entry)
 {
+	if (register_at_mark(entry))
+		return true;
 	for (;;)
 	{
 		LockAcquireResult res;
@@ -651,6 +730,11 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
 		entry->mark = SCOPE_MARK_NONE;
 	if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
 		scope_lock_wait_for_writers(entry->lock_key.id);
+	/*
+	 * Last, once no share lock can be granted (nothing can fill the scope's
+	 * shared entry again): the writers registered at the mark.
+	 */
+	shared_marks_drain(entry->cache_id);
 }
 
 /* Raise a held scope's mark, for a write (to rel, if any) that passed every check. */

@@ -22,6 +22,7 @@
 
 /* Called by end_of_xact.c, in its order. */
 extern void scope_mark_at_xact_end(void);
+extern void scope_mark_before_prepare(void);
 extern void scope_mark_at_subxact_abort(SubTransactionId mySubid);
 
 /*

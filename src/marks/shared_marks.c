@@ -41,6 +41,26 @@
  * often, and queue briefly on its lock; they never change a verdict.
  * Scopes are per database: the database is part of the key.
  *
+ * Writers at the mark, registered.  With the library preloaded a write at a
+ * scope's mark takes no heavyweight lock when the mark is here: under the
+ * set's lock it reads the mark and registers its transaction (its virtual
+ * transaction id) in one of the set's SHARED_MARKS_WRITERS slots, which it
+ * keeps until its transaction ends (no one clears it then: a slot whose
+ * transaction is over is free, told by the PGPROC's current local
+ * transaction id).  Every raise drains the scope after it holds the
+ * scope's lock exclusively (scope_mark.c): under the set's lock it forgets
+ * the scope's entry and notes the registered writers of the scope still in
+ * flight, then waits for each of them to end (VirtualXactLock(): a lock
+ * wait, so lock_timeout, deadlock detection and pg_blocking_pids() see
+ * it).  Nothing can fill the entry again while the raise holds the scope's
+ * lock (see above), and a writer registers only with an entry: so every
+ * writer at the old mark either registered before the drain, and is waited
+ * for, or finds no entry and takes the scope lock in share mode, which
+ * waits for the raise.  A set whose slots are all in use, like a missing
+ * entry, sends the writer to the scope lock.  A registration outlives its
+ * transaction only as a free slot; a prepared transaction takes the scope
+ * lock before it prepares (its virtual transaction id ends then).
+ *
  *-------------------------------------------------------------------------
  */
 #include "marks/shared_marks.h"
@@ -51,7 +71,9 @@
 #include "port/atomics.h"
 #include "port/pg_bitutils.h"
 #include "storage/ipc.h"
+#include "storage/lock.h"
 #include "storage/lwlock.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/guc.h"
@@ -71,6 +93,17 @@ typedef struct SharedMark
 	char		scope[FENCING_SCOPE_MAX_LEN + 1];
 } SharedMark;
 
+/* A transaction writing at a scope's mark without the scope's lock. */
+typedef struct MarkWriter
+{
+	uint32		hash;			/* the scope's pseudo-OID */
+	Oid			dbid;			/* InvalidOid: the slot is free */
+	int			procno;			/* the writer's PGPROC (GetPGProcByNumber) */
+	VirtualTransactionId vxid;	/* registered until this transaction ends */
+} MarkWriter;
+
+#define SHARED_MARKS_WRITERS	16
+
 typedef struct SharedMarkSet
 {
 	uint32		forgets;		/* bumped by every forget of a scope of the set */
@@ -78,6 +111,7 @@ typedef struct SharedMarkSet
 	pg_atomic_uint64 hits;		/* for fencing.shared_marks_info() */
 	uint64		fills;
 	SharedMark	ways[SHARED_MARKS_WAYS];
+	MarkWriter	writers[SHARED_MARKS_WRITERS];
 } SharedMarkSet;
 
 /* Each database's fencing.scopes, as its backends last found it. */
@@ -158,7 +192,7 @@ shared_marks_init(void)
 		return;
 	DefineCustomIntVariable("fencing.shared_marks",
 							"Number of scope marks kept in shared memory for every backend (0: none).",
-							"Each takes about 240 bytes; a scope not kept there is read from fencing.scopes by each backend that writes it first.",
+							"Each takes about 300 bytes; a scope not kept there is read from fencing.scopes by each backend that writes it first, and its writers lock it.",
 							&shared_marks_max,
 							16384, 0, 64 * 1024 * 1024,
 							PGC_POSTMASTER, 0,
@@ -249,33 +283,123 @@ is_registry(Oid relid)
 	return is;
 }
 
-bool
-shared_marks_get(uint32 hash, const char *scope, int64 *mark, ScopeKey *key)
+/* The scope's valid entry in its set (the set's lock held), or NULL. */
+static SharedMark *
+entry_in(SharedMarkSet *set, uint32 hash, const char *scope)
 {
-	LWLock	   *lock;
-	SharedMarkSet *set;
-	bool		found = false;
-
-	if (shared == NULL || !OidIsValid(my_registry))
-		return false;
-	set = set_of(hash, &lock);
-	LWLockAcquire(lock, LW_SHARED);
 	for (int w = 0; w < SHARED_MARKS_WAYS; w++)
 	{
 		SharedMark *m = &set->ways[w];
 
 		if (m->valid && is_entry(m, hash, scope) &&
 			m->generation == pg_atomic_read_u32(&shared->generation))
-		{
-			*mark = m->mark;
-			*key = m->key;
-			found = true;
-			pg_atomic_fetch_add_u64(&set->hits, 1);
-			break;
-		}
+			return m;
+	}
+	return NULL;
+}
+
+bool
+shared_marks_get(uint32 hash, const char *scope, int64 *mark, ScopeKey *key)
+{
+	LWLock	   *lock;
+	SharedMarkSet *set;
+	SharedMark *m;
+
+	if (shared == NULL || !OidIsValid(my_registry))
+		return false;
+	set = set_of(hash, &lock);
+	LWLockAcquire(lock, LW_SHARED);
+	m = entry_in(set, hash, scope);
+	if (m != NULL)
+	{
+		*mark = m->mark;
+		*key = m->key;
+		pg_atomic_fetch_add_u64(&set->hits, 1);
 	}
 	LWLockRelease(lock);
-	return found;
+	return m != NULL;
+}
+
+/*
+ * Whether a registered writer's transaction may still be running: its
+ * PGPROC runs the same local transaction (ids only grow, so another id
+ * says it ended; a stale read of the id errs towards "running").
+ */
+static bool
+writer_running(const MarkWriter *w)
+{
+	return OidIsValid(w->dbid) &&
+		FENCING_PROC_LXID(GetPGProcByNumber(w->procno)) == w->vxid.localTransactionId;
+}
+
+/* A slot for this transaction's registration (the set's lock held), or NULL. */
+static MarkWriter *
+writer_slot(SharedMarkSet *set)
+{
+	MarkWriter *free_slot = NULL;
+
+	for (int i = 0; i < SHARED_MARKS_WRITERS; i++)
+	{
+		MarkWriter *w = &set->writers[i];
+
+		if (!OidIsValid(w->dbid) ||
+			(w->procno == FENCING_MY_PROCNO && w->vxid.localTransactionId != FENCING_MY_LXID))
+			return w;			/* free, or this backend's ended transaction's */
+	}
+	for (int i = 0; i < SHARED_MARKS_WRITERS && free_slot == NULL; i++)
+		if (!writer_running(&set->writers[i]))
+			free_slot = &set->writers[i];
+	return free_slot;
+}
+
+bool
+shared_marks_register(uint32 hash, const char *scope, int64 *mark, ScopeKey *key)
+{
+	LWLock	   *lock;
+	SharedMarkSet *set;
+	SharedMark *m;
+	MarkWriter *w = NULL;
+
+	if (shared == NULL || !OidIsValid(my_registry))
+		return false;
+	set = set_of(hash, &lock);
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	m = entry_in(set, hash, scope);
+	if (m != NULL)
+		w = writer_slot(set);
+	if (w != NULL)
+	{
+		w->hash = hash;
+		w->dbid = MyDatabaseId;
+		w->procno = FENCING_MY_PROCNO;
+		GET_VXID_FROM_PGPROC(w->vxid, *MyProc);
+		*mark = m->mark;
+		*key = m->key;
+		pg_atomic_fetch_add_u64(&set->hits, 1);
+	}
+	LWLockRelease(lock);
+	return w != NULL;
+}
+
+void
+shared_marks_unregister(uint32 hash)
+{
+	LWLock	   *lock;
+	SharedMarkSet *set;
+
+	if (shared == NULL)
+		return;
+	set = set_of(hash, &lock);
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	for (int i = 0; i < SHARED_MARKS_WRITERS; i++)
+	{
+		MarkWriter *w = &set->writers[i];
+
+		if (w->hash == hash && w->dbid == MyDatabaseId && w->procno == FENCING_MY_PROCNO &&
+			w->vxid.localTransactionId == FENCING_MY_LXID)
+			w->dbid = InvalidOid;
+	}
+	LWLockRelease(lock);
 }
 
 static uint64
@@ -349,6 +473,16 @@ shared_marks_message(Oid relid)
 		shared_marks_forget((uint32) relid);
 }
 
+/* Forget a scope of the set (the set's lock held exclusively). */
+static void
+forget_in(SharedMarkSet *set, uint32 hash)
+{
+	set->forgets++;
+	for (int w = 0; w < SHARED_MARKS_WAYS; w++)
+		if (set->ways[w].hash == hash && set->ways[w].dbid == MyDatabaseId)
+			set->ways[w].valid = false;
+}
+
 void
 shared_marks_forget(uint32 hash)
 {
@@ -359,11 +493,36 @@ shared_marks_forget(uint32 hash)
 		return;
 	set = set_of(hash, &lock);
 	LWLockAcquire(lock, LW_EXCLUSIVE);
-	set->forgets++;
-	for (int w = 0; w < SHARED_MARKS_WAYS; w++)
-		if (set->ways[w].hash == hash && set->ways[w].dbid == MyDatabaseId)
-			set->ways[w].valid = false;
+	forget_in(set, hash);
 	LWLockRelease(lock);
+}
+
+void
+shared_marks_drain(uint32 hash)
+{
+	LWLock	   *lock;
+	SharedMarkSet *set;
+	VirtualTransactionId running[SHARED_MARKS_WRITERS];
+	int			n = 0;
+
+	if (shared == NULL)
+		return;
+	set = set_of(hash, &lock);
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	forget_in(set, hash);
+	for (int i = 0; i < SHARED_MARKS_WRITERS; i++)
+	{
+		MarkWriter *w = &set->writers[i];
+
+		/* this backend's own registration is the raise's own transaction */
+		if (w->hash == hash && w->dbid == MyDatabaseId && w->procno != FENCING_MY_PROCNO &&
+			writer_running(w))
+			running[n++] = w->vxid;
+	}
+	LWLockRelease(lock);
+	/* their slots stay: a wait cut short (lock_timeout) leaves them to the next raise */
+	for (int i = 0; i < n; i++)
+		(void) VirtualXactLock(running[i], true);
 }
 
 void

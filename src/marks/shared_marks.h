@@ -40,6 +40,16 @@ extern void shared_marks_message(Oid relid);
 
 /* A scope, or every scope, is forgotten now. */
 extern void shared_marks_forget(uint32 hash);
+
+/*
+ * Writers at the mark without the scope lock: register (with the mark and
+ * key read, false when the scope has no entry or the set no free slot),
+ * unregister (a hold given back before the transaction ends), and the
+ * raise's drain (forgets the scope and waits for its registered writers).
+ */
+extern bool shared_marks_register(uint32 hash, const char *scope, int64 *mark, ScopeKey *key);
+extern void shared_marks_unregister(uint32 hash);
+extern void shared_marks_drain(uint32 hash);
 extern void shared_marks_forget_all(void);
 
 #endif							/* SHARED_MARKS_H */

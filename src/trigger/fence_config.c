@@ -200,6 +200,8 @@ fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 							 "or a domain over one of them.")));
 		getTypeOutputInfo(att->atttypid, &typoutput, &typisvarlena);
 		cfg->scope_is_bpchar = basetype == BPCHAROID;
+		cfg->scope_int_type = basetype == INT2OID || basetype == INT4OID ||
+			basetype == INT8OID ? basetype : InvalidOid;
 		fmgr_info_cxt(typoutput, &cfg->scope_output, CacheMemoryContext);
 	}
 	else

@@ -57,6 +57,8 @@ typedef struct FenceConfig
 	AttrNumber	scope_attnum;
 	FmgrInfo	scope_output;	/* output function of the scope column */
 	bool		scope_is_bpchar;	/* char(n): trailing blanks are padding */
+	Oid			scope_int_type;	/* INT2OID, INT4OID or INT8OID (or a domain over
+								 * one): the text is the decimal number */
 	Oid			citus_table;	/* a Citus shard's distributed table, else InvalidOid */
 	bool		citus_shell;	/* a Citus table: its rows are in its shards */
 	bool		citus_node;		/* Citus was installed when this was resolved */

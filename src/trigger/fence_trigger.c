@@ -256,7 +256,19 @@ row_token(HeapTuple tuple, TupleDesc desc, const FenceConfig *cfg, int64 *token)
 static char *
 scope_text(const FenceConfig *cfg, Datum value)
 {
-	char	   *scope = OutputFunctionCall((FmgrInfo *) &cfg->scope_output, value);
+	char	   *scope;
+
+	/* a number's text, as its output function writes it, without the call */
+	if (cfg->scope_int_type != InvalidOid)
+	{
+		int64		n = cfg->scope_int_type == INT8OID ? DatumGetInt64(value) :
+			cfg->scope_int_type == INT4OID ? DatumGetInt32(value) : DatumGetInt16(value);
+
+		scope = palloc(MAXINT8LEN + 1);
+		pg_lltoa(n, scope);
+		return scope;
+	}
+	scope = OutputFunctionCall((FmgrInfo *) &cfg->scope_output, value);
 
 	if (cfg->scope_is_bpchar)
 	{
@@ -290,7 +302,9 @@ row_scope(Relation rel, HeapTuple tuple, const FenceConfig *cfg)
 				 errdetail("Every row of a table fenced by a scope column belongs to a scope."),
 				 errtable(rel)));
 	scope = scope_text(cfg, d);
-	fencing_check_scope_name(scope);
+	/* a number's text is never empty, too long or invalid */
+	if (cfg->scope_int_type == InvalidOid)
+		fencing_check_scope_name(scope);
 	return scope;
 }
 

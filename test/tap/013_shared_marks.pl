@@ -14,6 +14,12 @@
 #   - scopes are per database: the same scope name in two databases has two
 #     marks, and a registry dropped and created again does not inherit the
 #     marks of the old one;
+#   - a writer at a mark kept there holds no scope lock (it registers in
+#     shared memory), and a takeover waits for it all the same (a wait on
+#     its virtual transaction id, which pg_blocking_pids() reports); a
+#     writer that prepares its transaction holds the scope lock instead,
+#     and a takeover waits for the prepared transaction; a writer whose
+#     backend was terminated holds nothing;
 #   - without room (fencing.shared_marks = 0) the function says capacity 0.
 use strict;
 use warnings;
@@ -26,7 +32,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $node = fencing_node('shared_marks', "shared_preload_libraries = 'fencing'",
-	'fencing.shared_marks = 64', 'fencing.log_rejections = off');
+	'fencing.shared_marks = 64', 'fencing.log_rejections = off',
+	'max_prepared_transactions = 2');
 
 sub q1 { my ($db, $sql) = @_; return $node->safe_psql($db, $sql); }
 
@@ -120,13 +127,67 @@ q1('other', q{DROP EXTENSION fencing CASCADE; CREATE EXTENSION fencing;
 is(write_err('other', q{UPDATE jobs SET v = 'again', tok = 4 WHERE id = 1}), '',
 	'a registry created again does not inherit the old marks');
 
+# writers at the mark register in shared memory instead of locking the scope
+sub scope_locks_of
+{
+	my ($pid_cond) = @_;
+	return q1('postgres', "SELECT count(*) FROM pg_locks WHERE $pid_cond"
+		  . " AND locktype = 'advisory' AND objsubid = -511");
+}
+q1('postgres', q{UPDATE jobs SET v = 'r', tok = 7 WHERE id = 1});    # scope 1's mark is shared
+my $w = $node->background_psql('postgres');
+my $wpid = $w->query_safe('SELECT pg_backend_pid()');
+$w->query_safe('BEGIN');
+$w->query_safe(q{UPDATE jobs SET v = 'w', tok = 7 WHERE id = 1});
+is(scope_locks_of("pid = $wpid"), '0', 'a writer at a shared mark holds no scope lock');
+my $t = $node->background_psql('postgres');
+$t->query_until(qr/started/, "\\echo started\nSELECT fencing.takeover('1', 8);\n");
+ok( $node->poll_query_until(
+		'postgres', qq{
+		SELECT EXISTS (SELECT 1 FROM pg_locks
+		                WHERE NOT granted AND locktype = 'virtualxid'
+		                  AND $wpid = ANY (pg_blocking_pids(pid)))}),
+	'a takeover waits for the registered writer (pg_blocking_pids names it)');
+is(q1('postgres', q{SELECT mark FROM fencing.scopes WHERE scope = '1'}), '7',
+	'and has not raised the mark while the writer is in flight');
+$w->query_safe('COMMIT');
+ok($node->poll_query_until('postgres', q{SELECT mark = 8 FROM fencing.scopes WHERE scope = '1'}),
+	'the takeover commits once the writer has');
+$t->quit;
+
+# a prepared writer: the scope lock, held by the prepared transaction (the
+# writer's backend fills the shared entry again itself: each backend that
+# takes in the takeover's message forgets the entry once more)
+$w->query_safe(q{UPDATE jobs SET v = 'r', tok = 8 WHERE id = 1});
+$w->query_safe('BEGIN');
+$w->query_safe(q{UPDATE jobs SET v = 'p', tok = 8 WHERE id = 1});
+is(scope_locks_of("pid = $wpid"), '0', 'a second writer registers');
+$w->query_safe(q{PREPARE TRANSACTION 'fence_writer'});
+is(scope_locks_of("pid IS NULL AND mode = 'ShareLock'"), '1',
+	'PREPARE TRANSACTION leaves the scope lock to the prepared transaction');
+like(write_err('postgres', q{SET lock_timeout = '200ms'; SELECT fencing.takeover('1', 9)}),
+	qr/lock timeout/, 'a takeover waits for the prepared writer');
+q1('postgres', q{COMMIT PREPARED 'fence_writer'});
+is(q1('postgres', q{SELECT fencing.takeover('1', 9)}), '8',
+	'and takes over once it committed');
+
+# a registered writer whose backend is terminated holds nothing
+$w->query_safe(q{UPDATE jobs SET v = 'r', tok = 9 WHERE id = 1});
+$w->query_safe('BEGIN');
+$w->query_safe(q{UPDATE jobs SET v = 'k', tok = 9 WHERE id = 1});
+is(scope_locks_of("pid = $wpid"), '0', 'a third writer registers');
+q1('postgres', "SELECT pg_terminate_backend($wpid, 5000)");
+$w->quit;
+is(write_err('postgres', q{SET lock_timeout = '5s'; SELECT fencing.takeover('1', 10)}), '',
+	'a terminated writer holds off no takeover');
+
 # no room: capacity 0
 $node->append_conf('postgresql.conf', 'fencing.shared_marks = 0');
 $node->restart;
 is(q1('postgres', 'SELECT capacity, entries, hits FROM fencing.shared_marks_info()'), '0|0|0',
 	'fencing.shared_marks = 0: nothing kept');
 like(write_err('postgres', q{UPDATE jobs SET v = 'f', tok = 5 WHERE id = 1}),
-	qr/token 5 is below the scope's mark 7/, 'and the marks are read from the table');
+	qr/token 5 is below the scope's mark 10/, 'and the marks are read from the table');
 
 $node->stop;
 done_testing();
