@@ -140,7 +140,7 @@ forget_held_scopes(void)
 static void
 unregister_entry(ScopeHold *entry)
 {
-	shared_marks_unregister(entry->cache_id);
+	shared_marks_unregister(entry->cache_id, entry->lock_key.id);
 	entry->registered = false;
 }
 
@@ -545,7 +545,7 @@ register_at_mark(ScopeHold *entry)
 		return false;
 	if (unlikely(key.legacy))
 	{
-		shared_marks_unregister(entry->cache_id);
+		shared_marks_unregister(entry->cache_id, key.id);
 		return false;
 	}
 	entry->lock_key = key;
@@ -734,7 +734,7 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
 	 * Last, once no share lock can be granted (nothing can fill the scope's
 	 * shared entry again): the writers registered at the mark.
 	 */
-	shared_marks_drain(entry->cache_id);
+	shared_marks_drain(entry->cache_id, entry->lock_key.id);
 }
 
 /* Raise a held scope's mark, for a write (to rel, if any) that passed every check. */

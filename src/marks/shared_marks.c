@@ -44,7 +44,9 @@
  * Writers at the mark, registered.  With the library preloaded a write at a
  * scope's mark takes no heavyweight lock when the mark is here: under the
  * set's lock it reads the mark and registers its transaction (its virtual
- * transaction id) in one of the set's SHARED_MARKS_WRITERS slots, which it
+ * transaction id) in one of the set's SHARED_MARKS_WRITERS slots, with the
+ * scope's id (as its lock is keyed: a name chosen to collide with another
+ * tenant's scope's hash makes no raise of that scope wait), which it
  * keeps until its transaction ends (no one clears it then: a slot whose
  * transaction is over is free, told by the PGPROC's current local
  * transaction id).  Every raise drains the scope after it holds the
@@ -96,7 +98,7 @@ typedef struct SharedMark
 /* A transaction writing at a scope's mark without the scope's lock. */
 typedef struct MarkWriter
 {
-	uint32		hash;			/* the scope's pseudo-OID */
+	int64		scope_id;		/* the scope's id, as its lock is keyed */
 	Oid			dbid;			/* InvalidOid: the slot is free */
 	int			procno;			/* the writer's PGPROC (GetPGProcByNumber) */
 	VirtualTransactionId vxid;	/* registered until this transaction ends */
@@ -369,7 +371,7 @@ shared_marks_register(uint32 hash, const char *scope, int64 *mark, ScopeKey *key
 		w = writer_slot(set);
 	if (w != NULL)
 	{
-		w->hash = hash;
+		w->scope_id = m->key.id;
 		w->dbid = MyDatabaseId;
 		w->procno = FENCING_MY_PROCNO;
 		GET_VXID_FROM_PGPROC(w->vxid, *MyProc);
@@ -382,7 +384,7 @@ shared_marks_register(uint32 hash, const char *scope, int64 *mark, ScopeKey *key
 }
 
 void
-shared_marks_unregister(uint32 hash)
+shared_marks_unregister(uint32 hash, int64 scope_id)
 {
 	LWLock	   *lock;
 	SharedMarkSet *set;
@@ -395,7 +397,7 @@ shared_marks_unregister(uint32 hash)
 	{
 		MarkWriter *w = &set->writers[i];
 
-		if (w->hash == hash && w->dbid == MyDatabaseId && w->procno == FENCING_MY_PROCNO &&
+		if (w->scope_id == scope_id && w->dbid == MyDatabaseId && w->procno == FENCING_MY_PROCNO &&
 			w->vxid.localTransactionId == FENCING_MY_LXID)
 			w->dbid = InvalidOid;
 	}
@@ -498,7 +500,7 @@ shared_marks_forget(uint32 hash)
 }
 
 void
-shared_marks_drain(uint32 hash)
+shared_marks_drain(uint32 hash, int64 scope_id)
 {
 	LWLock	   *lock;
 	SharedMarkSet *set;
@@ -515,8 +517,8 @@ shared_marks_drain(uint32 hash)
 		MarkWriter *w = &set->writers[i];
 
 		/* this backend's own registration is the raise's own transaction */
-		if (w->hash == hash && w->dbid == MyDatabaseId && w->procno != FENCING_MY_PROCNO &&
-			writer_running(w))
+		if (w->scope_id == scope_id && w->dbid == MyDatabaseId &&
+			w->procno != FENCING_MY_PROCNO && writer_running(w))
 			running[n++] = w->vxid;
 	}
 	LWLockRelease(lock);

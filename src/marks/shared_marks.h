@@ -48,8 +48,8 @@ extern void shared_marks_forget(uint32 hash);
  * raise's drain (forgets the scope and waits for its registered writers).
  */
 extern bool shared_marks_register(uint32 hash, const char *scope, int64 *mark, ScopeKey *key);
-extern void shared_marks_unregister(uint32 hash);
-extern void shared_marks_drain(uint32 hash);
+extern void shared_marks_unregister(uint32 hash, int64 scope_id);
+extern void shared_marks_drain(uint32 hash, int64 scope_id);
 extern void shared_marks_forget_all(void);
 
 #endif							/* SHARED_MARKS_H */
