@@ -217,6 +217,19 @@ set_of(uint32 hash, LWLock **lock)
 	return &shared->sets[i];
 }
 
+/* The scope's set, its lock taken in "mode"; NULL without shared memory. */
+static SharedMarkSet *
+lock_set(uint32 hash, LWLock **lock, LWLockMode mode)
+{
+	SharedMarkSet *set;
+
+	if (shared == NULL)
+		return NULL;
+	set = set_of(hash, lock);
+	LWLockAcquire(*lock, mode);
+	return set;
+}
+
 /* This backend's registry: known before any get or put (shared_marks_registry_seen). */
 static Oid	my_registry = InvalidOid;
 
@@ -300,28 +313,6 @@ entry_in(SharedMarkSet *set, uint32 hash, const char *scope)
 	return NULL;
 }
 
-bool
-shared_marks_get(uint32 hash, const char *scope, int64 *mark, ScopeKey *key)
-{
-	LWLock	   *lock;
-	SharedMarkSet *set;
-	SharedMark *m;
-
-	if (shared == NULL || !OidIsValid(my_registry))
-		return false;
-	set = set_of(hash, &lock);
-	LWLockAcquire(lock, LW_SHARED);
-	m = entry_in(set, hash, scope);
-	if (m != NULL)
-	{
-		*mark = m->mark;
-		*key = m->key;
-		pg_atomic_fetch_add_u64(&set->hits, 1);
-	}
-	LWLockRelease(lock);
-	return m != NULL;
-}
-
 /*
  * Whether a registered writer's transaction may still be running: its
  * PGPROC runs the same local transaction (ids only grow, so another id
@@ -354,45 +345,64 @@ writer_slot(SharedMarkSet *set)
 	return free_slot;
 }
 
-bool
-shared_marks_register(uint32 hash, const char *scope, int64 *mark, ScopeKey *key)
+/*
+ * The scope's mark and key from its entry, and with "writer" this
+ * transaction registered as a writer of the scope at that mark: false when
+ * the scope has no entry, or (writer) the set no free slot.
+ */
+static bool
+read_entry(uint32 hash, const char *scope, int64 *mark, ScopeKey *key, bool writer)
 {
 	LWLock	   *lock;
 	SharedMarkSet *set;
 	SharedMark *m;
 	MarkWriter *w = NULL;
+	bool		found;
 
-	if (shared == NULL || !OidIsValid(my_registry))
+	if (!OidIsValid(my_registry) ||
+		(set = lock_set(hash, &lock, writer ? LW_EXCLUSIVE : LW_SHARED)) == NULL)
 		return false;
-	set = set_of(hash, &lock);
-	LWLockAcquire(lock, LW_EXCLUSIVE);
 	m = entry_in(set, hash, scope);
-	if (m != NULL)
+	if (m != NULL && writer)
 		w = writer_slot(set);
+	found = m != NULL && (!writer || w != NULL);
 	if (w != NULL)
 	{
 		w->scope_id = m->key.id;
 		w->dbid = MyDatabaseId;
 		w->procno = FENCING_MY_PROCNO;
 		GET_VXID_FROM_PGPROC(w->vxid, *MyProc);
+	}
+	if (found)
+	{
 		*mark = m->mark;
 		*key = m->key;
 		pg_atomic_fetch_add_u64(&set->hits, 1);
 	}
 	LWLockRelease(lock);
-	return w != NULL;
+	return found;
+}
+
+bool
+shared_marks_get(uint32 hash, const char *scope, int64 *mark, ScopeKey *key)
+{
+	return read_entry(hash, scope, mark, key, false);
+}
+
+bool
+shared_marks_register(uint32 hash, const char *scope, int64 *mark, ScopeKey *key)
+{
+	return read_entry(hash, scope, mark, key, true);
 }
 
 void
 shared_marks_unregister(uint32 hash, int64 scope_id)
 {
 	LWLock	   *lock;
-	SharedMarkSet *set;
+	SharedMarkSet *set = lock_set(hash, &lock, LW_EXCLUSIVE);
 
-	if (shared == NULL)
+	if (set == NULL)
 		return;
-	set = set_of(hash, &lock);
-	LWLockAcquire(lock, LW_EXCLUSIVE);
 	for (int i = 0; i < SHARED_MARKS_WRITERS; i++)
 	{
 		MarkWriter *w = &set->writers[i];
@@ -489,12 +499,10 @@ void
 shared_marks_forget(uint32 hash)
 {
 	LWLock	   *lock;
-	SharedMarkSet *set;
+	SharedMarkSet *set = lock_set(hash, &lock, LW_EXCLUSIVE);
 
-	if (shared == NULL)
+	if (set == NULL)
 		return;
-	set = set_of(hash, &lock);
-	LWLockAcquire(lock, LW_EXCLUSIVE);
 	forget_in(set, hash);
 	LWLockRelease(lock);
 }
@@ -503,14 +511,12 @@ void
 shared_marks_drain(uint32 hash, int64 scope_id)
 {
 	LWLock	   *lock;
-	SharedMarkSet *set;
+	SharedMarkSet *set = lock_set(hash, &lock, LW_EXCLUSIVE);
 	VirtualTransactionId running[SHARED_MARKS_WRITERS];
 	int			n = 0;
 
-	if (shared == NULL)
+	if (set == NULL)
 		return;
-	set = set_of(hash, &lock);
-	LWLockAcquire(lock, LW_EXCLUSIVE);
 	forget_in(set, hash);
 	for (int i = 0; i < SHARED_MARKS_WRITERS; i++)
 	{
