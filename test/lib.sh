@@ -107,11 +107,14 @@ declare -gA FENCING_PORT_SLOTS=(
     [bench_takeover]=34         # test/bench/takeover              BENCH_PORT
     [bench_scale]=35            # test/bench/scale                 BENCH_PORT
     [matrix_pg15_regress]=101   # test/stages/matrix, per version: pg_regress,
-    [matrix_pg15_isolation]=102 #   pg_isolation_regress
+    [matrix_pg15_isolation]=102 #   pg_isolation_regress, as is and preloaded
+    [matrix_pg15_isolation_preloaded]=103
     [matrix_pg17_regress]=121
     [matrix_pg17_isolation]=122
+    [matrix_pg17_isolation_preloaded]=123
     [matrix_pg18_regress]=131
     [matrix_pg18_isolation]=132
+    [matrix_pg18_isolation_preloaded]=133
 )
 
 # The base the table's offsets are added to.

@@ -24,9 +24,10 @@
  * ends.  With the library preloaded, a writer whose scope's mark is in
  * shared memory takes no lock at all: it registers its transaction there
  * as a writer at the mark, which every raise drains (shared_marks.c), and
- * that stands for the share lock until the transaction ends.  A share lock is never upgraded in place when that can be avoided:
- * a writer that finds its token above the mark on its first visit gives the
- * share lock back and comes back exclusively.
+ * that stands for the share lock until the transaction ends.  A share lock
+ * is never upgraded in place when that can be avoided: a writer that finds
+ * its token above the mark on its first visit gives the share lock back
+ * and comes back exclusively.
  *
  *-------------------------------------------------------------------------
  */
@@ -159,7 +160,9 @@ scope_mark_at_xact_end(void)
  * A PREPARE TRANSACTION: a registration ends with the backend's transaction,
  * so the prepared transaction holds the scope lock instead (a raise waiting
  * for it meanwhile and this lock then wait for each other: Postgres cancels
- * one, 40P01).
+ * one, 40P01): like any writer's, by the owner's lock once the transaction
+ * holds SCOPE_LOCKS_MAX scope locks (scope_lock.c), so that a bulk writer's
+ * prepared transaction keeps the lock table's room as bounded as before.
  */
 void
 scope_mark_before_prepare(void)
@@ -174,7 +177,9 @@ scope_mark_before_prepare(void)
 	{
 		if (entry->generation != held_generation || !entry->registered)
 			continue;
-		(void) scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, ShareLock, false);
+		entry->coarse = scope_lock_next_is_coarse();
+		(void) scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, ShareLock,
+								  entry->coarse);
 		entry->registered = false;
 	}
 }

@@ -18,8 +18,9 @@
 #     shared memory), and a takeover waits for it all the same (a wait on
 #     its virtual transaction id, which pg_blocking_pids() reports); a
 #     writer that prepares its transaction holds the scope lock instead,
-#     and a takeover waits for the prepared transaction; a writer whose
-#     backend was terminated holds nothing;
+#     and a takeover waits for the prepared transaction (a bulk writer's
+#     by the owner's lock after 32 scope locks); a writer whose backend was
+#     terminated holds nothing;
 #   - without room (fencing.shared_marks = 0) the function says capacity 0.
 use strict;
 use warnings;
@@ -170,6 +171,30 @@ like(write_err('postgres', q{SET lock_timeout = '200ms'; SELECT fencing.takeover
 q1('postgres', q{COMMIT PREPARED 'fence_writer'});
 is(q1('postgres', q{SELECT fencing.takeover('1', 9)}), '8',
 	'and takes over once it committed');
+
+# a bulk writer's prepared transaction: its registrations become locks, by
+# the owner's lock after the first 32 (the lock table's room stays bounded)
+q1('postgres', q{
+	CREATE TABLE bulk (id int PRIMARY KEY, shard int NOT NULL, tok bigint, v text);
+	SELECT fencing.protect('bulk', 'tok', scope_column => 'shard');
+	INSERT INTO bulk SELECT g, 1000 + g, 1, 'new' FROM generate_series(1, 100) g;
+});
+$w->quit;
+$w = $node->background_psql('postgres');
+$wpid = $w->query_safe('SELECT pg_backend_pid()');
+q1('postgres', q{UPDATE bulk SET v = 'warm', tok = 1});
+$w->query_safe('BEGIN');
+$w->query_safe(q{UPDATE bulk SET v = 'bulk', tok = 1});
+cmp_ok(scope_locks_of("pid = $wpid"), '<', 100, 'a bulk writer registers part of its scopes');
+$w->query_safe(q{PREPARE TRANSACTION 'fence_bulk'});
+cmp_ok(scope_locks_of("pid IS NULL"), '<=', 32,
+	'its prepared transaction holds at most 32 scope locks');
+is(q1('postgres', q{SELECT count(*) FROM pg_locks WHERE pid IS NULL AND locktype = 'advisory'
+	AND objsubid = -508 AND mode = 'ShareLock'}), '1', 'and its owner\'s lock for the rest');
+like(write_err('postgres', q{SET lock_timeout = '200ms'; SELECT fencing.takeover('1100', 2)}),
+	qr/lock timeout/, 'a takeover of its last scope waits for it');
+q1('postgres', q{COMMIT PREPARED 'fence_bulk'});
+is(q1('postgres', q{SELECT fencing.takeover('1100', 2)}), '1', 'and takes over once it committed');
 
 # a registered writer whose backend is terminated holds nothing
 $w->query_safe(q{UPDATE jobs SET v = 'r', tok = 9 WHERE id = 1});
