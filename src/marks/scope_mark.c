@@ -175,7 +175,9 @@ scope_mark_before_prepare(void)
 	hash_seq_init(&status, held_scopes);
 	while ((entry = hash_seq_search(&status)) != NULL)
 	{
-		if (entry->generation != held_generation || !entry->registered)
+		/* a scope held exclusively too already has its lock */
+		if (entry->generation != held_generation || !entry->registered ||
+			entry->mode == ExclusiveLock)
 			continue;
 		entry->coarse = scope_lock_next_is_coarse();
 		(void) scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, ShareLock,
