@@ -153,6 +153,35 @@ TRUNCATE parted_scopes;
 COMMIT;
 SELECT count(*) FROM parted_scopes;
 
+-- The TRUNCATE trigger takes no arguments: it judges by the table's row
+-- trigger, partitions added later included.  One made with arguments, as
+-- 1.3's protect() made it, is judged the same way: by the row trigger (here
+-- its arguments name another scope, and count for nothing).
+SELECT c.relname, t.tgnargs, t.tgenabled
+  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+ WHERE t.tgname = 'zz_fence_truncate' AND c.relname LIKE 'parted\_rows%'
+ ORDER BY 1;
+DROP TRIGGER zz_fence_truncate ON parted_scopes_a;
+CREATE TRIGGER zz_fence_truncate BEFORE TRUNCATE ON parted_scopes_a
+    FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger('tok', 'error', 'scope', 'trunc-elsewhere');
+ALTER TABLE parted_scopes_a ENABLE ALWAYS TRIGGER zz_fence_truncate;
+BEGIN;
+SELECT fencing.use_token(14);
+INSERT INTO parted_scopes VALUES (3, 'trunc-a', 14);
+COMMIT;
+SELECT fencing.takeover('trunc-a', 15);
+BEGIN;
+SELECT fencing.use_token(14);
+TRUNCATE parted_scopes_a;
+ROLLBACK;
+BEGIN;
+SELECT fencing.use_token(15);
+TRUNCATE parted_scopes_a;
+COMMIT;
+SELECT count(*) FROM parted_scopes;
+SELECT count(*) FROM fencing.scopes WHERE scope = 'trunc-elsewhere';
+SELECT relation, enabled, problem FROM fencing.protected_tables WHERE relation = 'parted_scopes'::regclass;
+
 -- rows committed while TRUNCATE waited for its lock are judged too
 -- (test/isolation/specs has the concurrent case; here: a row of this transaction)
 BEGIN;

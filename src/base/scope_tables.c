@@ -23,12 +23,23 @@ fencing_scope_hash_create(const char *name, Size entrysize, MemoryContext cxt)
 	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 }
 
+uint32
+scope_hash(const char *scope)
+{
+	/* string_hash() of a name shorter than the tables' key size */
+	return hash_bytes((const unsigned char *) scope, (int) strlen(scope));
+}
+
+Oid
+scope_inval_id_of_hash(uint32 hash)
+{
+	return (Oid) (FirstNormalObjectId + hash % ((uint32) PG_UINT32_MAX - FirstNormalObjectId));
+}
+
 Oid
 scope_inval_id(const char *scope)
 {
-	uint32		h = hash_bytes((const unsigned char *) scope, (int) strlen(scope));
-
-	return (Oid) (FirstNormalObjectId + h % ((uint32) PG_UINT32_MAX - FirstNormalObjectId));
+	return scope_inval_id_of_hash(scope_hash(scope));
 }
 
 void

@@ -25,6 +25,14 @@ extern HTAB *fencing_scope_hash_create(const char *name, Size entrysize,
 extern Oid	scope_inval_id(const char *scope);
 
 /*
+ * The hash of a scope's name in the tables above (as the tables compute
+ * it), and the invalidation id derived from it: a caller that needs both
+ * hashes the name once.
+ */
+extern uint32 scope_hash(const char *scope);
+extern Oid	scope_inval_id_of_hash(uint32 hash);
+
+/*
  * Tables keyed by a scope's pseudo-OID (the mark cache, the scope bindings):
  * the entry for key, the table created in cxt on first use and emptied
  * rather than grown past max entries; and dropping a table (any message that

@@ -271,15 +271,17 @@ held_scope_entry(const char *scope)
 {
 	ScopeHold *entry;
 	bool		found;
+	uint32		hash = scope_hash(scope);
 
 	if (held_scopes == NULL)
 		held_scopes = fencing_scope_hash_create("fencing held scopes", sizeof(ScopeHold),
 											   TopMemoryContext);
-	entry = hash_search(held_scopes, scope, HASH_ENTER, &found);
+	Assert(hash == get_hash_value(held_scopes, scope));
+	entry = hash_search_with_hash_value(held_scopes, scope, hash, HASH_ENTER, &found);
 	if (!found)
 	{
 		entry->lock_key.id = 0;
-		entry->cache_id = scope_inval_id(scope);
+		entry->cache_id = scope_inval_id_of_hash(hash);
 	}
 	if (!found || entry->generation != held_generation)
 	{

@@ -266,13 +266,18 @@ parse_token_source(const char *source)
 const FenceConfig *
 fence_config_get(Relation rel, const Trigger *trigger)
 {
+	static FenceConfig *last = NULL;	/* the entry found last */
 	FenceConfig *cfg;
 	FenceConfig resolved;
 	bool		found;
 
+	/* entries are never removed, only marked invalid: the pointer holds */
+	if (last != NULL && last->tgoid == trigger->tgoid && last->valid &&
+		last->relid == RelationGetRelid(rel))
+		return last;
 	cfg = hash_search(configs, &trigger->tgoid, HASH_FIND, &found);
 	if (found && cfg->valid && cfg->relid == RelationGetRelid(rel))
-		return cfg;
+		return last = cfg;
 
 	/* resolve first: a trigger with bad arguments leaves no cache entry */
 	fence_config_resolve(rel, trigger->tgnargs, trigger->tgargs, &resolved);
@@ -280,7 +285,7 @@ fence_config_get(Relation rel, const Trigger *trigger)
 	*cfg = resolved;
 	cfg->tgoid = trigger->tgoid;
 	cfg->valid = true;
-	return cfg;
+	return last = cfg;
 }
 
 void

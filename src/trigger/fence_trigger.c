@@ -235,12 +235,27 @@ replica_passes(Relation rel)
 	return false;				/* keep compiler quiet */
 }
 
+/*
+ * A column of a row handed to the trigger.  The row is of the trigger's
+ * relation and the column number comes from that relation's descriptor
+ * (fence_config.c found it there), so the checks heap_getattr() makes of
+ * an arbitrary tuple are not needed: this is the per-row hot path.
+ */
+static inline Datum
+row_attr(HeapTuple tuple, AttrNumber attnum, TupleDesc desc, bool *isnull)
+{
+	Assert(attnum > 0 && attnum <= desc->natts);
+	if (attnum > (int) HeapTupleHeaderGetNatts(tuple->t_data))
+		return getmissingattr(desc, attnum, isnull);	/* added after the row */
+	return fastgetattr(tuple, attnum, desc, isnull);
+}
+
 /* The token stored in a row, if any. */
 static bool
 row_token(HeapTuple tuple, TupleDesc desc, const FenceConfig *cfg, int64 *token)
 {
 	bool		isnull;
-	Datum		d = heap_getattr(tuple, cfg->token_attnum, desc, &isnull);
+	Datum		d = row_attr(tuple, cfg->token_attnum, desc, &isnull);
 
 	if (isnull)
 		return false;
@@ -293,7 +308,7 @@ row_scope(Relation rel, HeapTuple tuple, const FenceConfig *cfg)
 	if (cfg->scope_kind == FENCE_SCOPE_CONSTANT)
 		return cfg->scope_name;
 
-	d = heap_getattr(tuple, cfg->scope_attnum, RelationGetDescr(rel), &isnull);
+	d = row_attr(tuple, cfg->scope_attnum, RelationGetDescr(rel), &isnull);
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
@@ -322,8 +337,8 @@ scope_unchanged(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
 	if (cfg->scope_kind != FENCE_SCOPE_COLUMN)
 		return true;
 	att = TupleDescAttr(RelationGetDescr(rel), cfg->scope_attnum - 1);
-	oldval = heap_getattr(oldtuple, cfg->scope_attnum, RelationGetDescr(rel), &oldnull);
-	newval = heap_getattr(newtuple, cfg->scope_attnum, RelationGetDescr(rel), &newnull);
+	oldval = row_attr(oldtuple, cfg->scope_attnum, RelationGetDescr(rel), &oldnull);
+	newval = row_attr(newtuple, cfg->scope_attnum, RelationGetDescr(rel), &newnull);
 	return !oldnull && !newnull &&
 		datumIsEqual(oldval, newval, att->attbyval, att->attlen);
 }
@@ -1136,7 +1151,7 @@ count_bypass(Relation rel, const FenceConfig *cfg, HeapTuple tuple)
 	else if (cfg->scope_kind == FENCE_SCOPE_COLUMN && tuple != NULL)
 	{
 		bool		isnull;
-		Datum		d = heap_getattr(tuple, cfg->scope_attnum, RelationGetDescr(rel), &isnull);
+		Datum		d = row_attr(tuple, cfg->scope_attnum, RelationGetDescr(rel), &isnull);
 
 		/* no error here: the bypass lets even a row without a scope through */
 		if (!isnull)

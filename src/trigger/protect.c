@@ -219,21 +219,28 @@ fire_always(Oid relid, const char *tgname)
 	CommandCounterIncrement();
 }
 
-/* Partitions' row triggers are clones: they go with the parent's. */
+/*
+ * The TRUNCATE trigger takes no arguments: it judges by the row trigger of
+ * its table (fence_trigger.c), and every statement on the table copies
+ * each of its triggers with their arguments, so arguments here would cost
+ * every write and decide nothing.  (Tables protected before 1.4 keep the
+ * arguments they had: they are checked, and ignored, the same way.)
+ * Partitions' row triggers are clones: they go with the parent's.
+ */
 static void
-create_named_truncate_trigger(Oid relid, const char *tgname, const char *arglist)
+create_named_truncate_trigger(Oid relid, const char *tgname)
 {
 	require_trigger_right(relid);
 	run_ddl_as_owner(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
-							  "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger(%s)",
-							  quote_identifier(tgname), qualified_name(relid), arglist));
+							  "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger()",
+							  quote_identifier(tgname), qualified_name(relid)));
 	fire_always(relid, tgname);
 }
 
 static void
-create_truncate_trigger(Oid relid, const char *arglist)
+create_truncate_trigger(Oid relid)
 {
-	create_named_truncate_trigger(relid, TRUNCATE_TRIGGER_NAME, arglist);
+	create_named_truncate_trigger(relid, TRUNCATE_TRIGGER_NAME);
 }
 
 static char *
@@ -420,9 +427,9 @@ fencing_protect(PG_FUNCTION_ARGS)
 		fire_always(lfirst_oid(lc), ROW_TRIGGER_NAME);
 		fire_always(lfirst_oid(lc), INSERTED_TRIGGER_NAME);
 	}
-	create_truncate_trigger(relid, arglist);
+	create_truncate_trigger(relid);
 	foreach(lc, partitions)
-		create_truncate_trigger(lfirst_oid(lc), arglist);
+		create_truncate_trigger(lfirst_oid(lc));
 	if (citus_table)
 		enable_always_on_shards(relid);
 
@@ -516,8 +523,12 @@ check_fence_triggers(Relation rel)
 		const Trigger *t = &rel->trigdesc->triggers[i];
 		FenceConfig cfg;
 
-		/* the AFTER INSERT trigger has no arguments: it judges by the row trigger's */
-		if (t->tgfoid == fence_fn && TRIGGER_FOR_BEFORE(t->tgtype))
+		/*
+		 * The AFTER INSERT trigger and, since 1.4, the TRUNCATE trigger have
+		 * no arguments: they judge by the row trigger's.
+		 */
+		if (t->tgfoid == fence_fn && TRIGGER_FOR_BEFORE(t->tgtype) &&
+			(TRIGGER_FOR_ROW(t->tgtype) || t->tgnargs > 0))
 			fence_config_resolve(rel, t->tgnargs, t->tgargs, &cfg);
 	}
 }
@@ -541,8 +552,6 @@ protect_citus_shard(Relation rel)
 	Oid			table = citus_shard_table(rel);
 	const Trigger *row_trigger = NULL;
 	const char *suffix;
-	char	  **args;
-	int			nargs;
 	FenceConfig cfg;
 
 	if (!OidIsValid(table) ||
@@ -563,17 +572,11 @@ protect_citus_shard(Relation rel)
 	}
 	if (row_trigger == NULL)
 		return 0;
-	/* copies: the relcache entry may be rebuilt by the DDL below */
-	nargs = row_trigger->tgnargs;
-	args = palloc(sizeof(char *) * (nargs > 0 ? nargs : 1));
-	for (int i = 0; i < nargs; i++)
-		args[i] = pstrdup(row_trigger->tgargs[i]);
-	fence_config_resolve(rel, nargs, args, &cfg);
+	fence_config_resolve(rel, row_trigger->tgnargs, row_trigger->tgargs, &cfg);
 	suffix = strrchr(RelationGetRelationName(rel), '_');
 	Assert(suffix != NULL);		/* citus_shard_table() found "_<shard id>" */
 	create_named_truncate_trigger(RelationGetRelid(rel),
-								  psprintf("%s%s", TRUNCATE_TRIGGER_NAME, suffix),
-								  quoted_arglist(nargs, args));
+								  psprintf("%s%s", TRUNCATE_TRIGGER_NAME, suffix));
 	CommandCounterIncrement();
 	return 1;
 }
@@ -582,11 +585,9 @@ FENCING_FUNCTION(fencing_protect_new_partitions);
 
 /*
  * fencing.protect_new_partitions(relation regclass): partitions created or
- * attached below a protected partitioned table get the TRUNCATE trigger of
- * their nearest protected ancestor, and every fence trigger in the tree is
- * checked against its table.  Walks the tree top-down, so a partition
- * gets the trigger of the highest protected table above it that has one
- * (protect() gives the same arguments to a whole tree).
+ * attached below a protected partitioned table get the TRUNCATE trigger
+ * (when a table above them has one), and every fence trigger in the tree
+ * is checked against its table.
  */
 Datum
 fencing_protect_new_partitions(PG_FUNCTION_ARGS)
@@ -614,15 +615,6 @@ fencing_protect_new_partitions(PG_FUNCTION_ARGS)
 
 		if (trigger != NULL)
 		{
-			/* copies: the relcache entry may be rebuilt by the DDL below */
-			int			nargs = trigger->tgnargs;
-			char	  **args = palloc(sizeof(char *) * nargs);
-			char	   *arglist;
-
-			for (int i = 0; i < nargs; i++)
-				args[i] = pstrdup(trigger->tgargs[i]);
-			arglist = quoted_arglist(nargs, args);
-
 			foreach(plc, partitions_of(rel))
 			{
 				Oid			part = lfirst_oid(plc);
@@ -630,12 +622,11 @@ fencing_protect_new_partitions(PG_FUNCTION_ARGS)
 				if (!OidIsValid(get_trigger_oid(part, TRUNCATE_TRIGGER_NAME, true)))
 				{
 					Relation	prel = table_open(part, NoLock);
-					FenceConfig cfg;
 
-					/* the partition must suit the trigger, as protect() checks */
-					fence_config_resolve(prel, nargs, args, &cfg);
+					/* the partition must suit its fence (the row trigger's clone) */
+					check_fence_triggers(prel);
 					table_close(prel, NoLock);
-					create_truncate_trigger(part, arglist);
+					create_truncate_trigger(part);
 					CommandCounterIncrement();
 					added++;
 				}

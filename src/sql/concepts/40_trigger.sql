@@ -143,7 +143,7 @@ GRANT SELECT ON fencing.protected_tables TO PUBLIC;
 
 -- Partitions created or attached after protect() get the row trigger from
 -- Postgres (row triggers are cloned) but not the TRUNCATE trigger (statement
--- triggers are not): this event trigger adds it, with the parent's arguments.
+-- triggers are not): this event trigger adds it.
 CREATE FUNCTION fencing.protect_new_partitions(relation regclass)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'fencing_protect_new_partitions'
