@@ -182,6 +182,48 @@ SELECT count(*) FROM parted_scopes;
 SELECT count(*) FROM fencing.scopes WHERE scope = 'trunc-elsewhere';
 SELECT relation, enabled, problem FROM fencing.protected_tables WHERE relation = 'parted_scopes'::regclass;
 
+-- A second fence row trigger (here the first one renamed, then protect()
+-- again with another scope) only adds its checks: TRUNCATE, and the raises
+-- INSERT ... ON CONFLICT defers to the AFTER INSERT trigger, are judged under
+-- both, as each row is (not under the first trigger by name).
+SELECT fencing.create_scope('trunc-c', 'external'), fencing.create_scope('trunc-d', 'external');
+CREATE TABLE twice (k int PRIMARY KEY, tok bigint);
+SELECT fencing.protect('twice', 'tok', scope => 'trunc-c');
+ALTER TRIGGER zz_fence_row ON twice RENAME TO aa_fence_row;
+SELECT fencing.protect('twice', 'tok', scope => 'trunc-d');
+SELECT tgname, fencing.trigger_arguments(tgargs) AS args FROM pg_trigger
+ WHERE tgrelid = 'twice'::regclass ORDER BY 1;
+BEGIN;
+SELECT fencing.use_token(200);
+INSERT INTO twice VALUES (1, 200);
+COMMIT;
+SELECT fencing.takeover('trunc-c', 250), fencing.takeover('trunc-d', 300);
+-- stale for trunc-d only
+BEGIN;
+SELECT fencing.use_token(260);
+DELETE FROM twice;
+ROLLBACK;
+BEGIN;
+SELECT fencing.use_token(260);
+TRUNCATE twice;
+ROLLBACK;
+-- a raise deferred by ON CONFLICT is made for both scopes
+BEGIN;
+SELECT fencing.use_token(400);
+INSERT INTO twice VALUES (2, 400) ON CONFLICT DO NOTHING;
+COMMIT;
+SELECT scope, mark FROM fencing.scopes WHERE scope IN ('trunc-c', 'trunc-d') ORDER BY 1;
+BEGIN;
+SELECT fencing.use_token(300);
+TRUNCATE twice;
+ROLLBACK;
+BEGIN;
+SELECT fencing.use_token(400);
+TRUNCATE twice;
+COMMIT;
+SELECT count(*) FROM twice;
+DROP TABLE twice;
+
 -- rows committed while TRUNCATE waited for its lock are judged too
 -- (test/isolation/specs has the concurrent case; here: a row of this transaction)
 BEGIN;

@@ -1110,34 +1110,32 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 }
 
 /*
- * The configuration TRUNCATE is judged by: the relation's fence row trigger,
- * which Postgres keeps in step with the partition's current parent (its
- * clone).  Without one the table is not protected (a partition detached
- * from its protected parent keeps our TRUNCATE trigger): NULL, nothing to
- * judge.
+ * The fence row triggers of a relation (BEFORE ROW, this function), from
+ * *next on: each is a configuration the table is fenced by.  Postgres keeps
+ * a partition's in step with its current parent (its clone).  TRUNCATE and
+ * the AFTER INSERT trigger judge by every one of them, as every one judges
+ * each row: none is picked by its name or its place (a second one, made by
+ * hand or renamed, only adds its checks).  With none the table is not
+ * protected (a partition detached from its protected parent keeps our
+ * TRUNCATE trigger): nothing to judge.
  */
 static const Trigger *
-fence_row_trigger(Relation rel, Oid fn_oid)
+next_fence_row_trigger(Relation rel, Oid fn_oid, int *next)
 {
 	TriggerDesc *trigdesc = rel->trigdesc;
 
-	for (int i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
+	for (; trigdesc != NULL && *next < trigdesc->numtriggers; (*next)++)
 	{
-		const Trigger *t = &trigdesc->triggers[i];
+		const Trigger *t = &trigdesc->triggers[*next];
 
 		if (t->tgfoid == fn_oid && TRIGGER_FOR_ROW(t->tgtype) &&
 			TRIGGER_FOR_BEFORE(t->tgtype))
+		{
+			(*next)++;
 			return t;
+		}
 	}
 	return NULL;
-}
-
-static const FenceConfig *
-truncate_config(Relation rel, const Trigger *truncate_trigger)
-{
-	const Trigger *row_trigger = fence_row_trigger(rel, truncate_trigger->tgfoid);
-
-	return row_trigger != NULL ? fence_config_get(rel, row_trigger) : NULL;
 }
 
 /* A write let through by fencing.bypass: counted for its table and scope. */
@@ -1217,6 +1215,33 @@ refuse_scope_on_citus_worker(Relation rel, const FenceConfig *cfg)
 			 errtable(rel)));
 }
 
+/* TRUNCATE, under every fence row trigger's configuration (above). */
+static void
+judge_truncate(Relation rel, Oid fn_oid)
+{
+	const Trigger *row_trigger;
+	int			next = 0;
+
+	row_trigger = next_fence_row_trigger(rel, fn_oid, &next);
+	if (row_trigger == NULL)
+		return;					/* not protected (any more) */
+	if (fencing_bypass_active())
+	{
+		count_bypass(rel, fence_config_get(rel, row_trigger), NULL);
+		return;
+	}
+	if (replica_passes(rel))
+		return;
+	do
+	{
+		const FenceConfig *cfg = fence_config_get(rel, row_trigger);
+
+		refuse_scope_on_citus_worker(rel, cfg);
+		fence_config_require_binding(rel, cfg);
+		fence_truncate(rel, cfg);
+	} while ((row_trigger = next_fence_row_trigger(rel, fn_oid, &next)) != NULL);
+}
+
 static Datum judge(FunctionCallInfo fcinfo);
 
 FENCING_FUNCTION(fencing_fence_trigger);
@@ -1252,17 +1277,7 @@ judge(FunctionCallInfo fcinfo)
 	{
 		if (!TRIGGER_FIRED_BEFORE(event))
 			protocol_violation(rel, "BEFORE TRUNCATE");
-		cfg = truncate_config(rel, trigdata->tg_trigger);
-		if (cfg == NULL)
-			return PointerGetDatum(NULL);	/* not protected (any more) */
-		if (fencing_bypass_active())
-			count_bypass(rel, cfg, NULL);
-		else if (!replica_passes(rel))
-		{
-			refuse_scope_on_citus_worker(rel, cfg);
-			fence_config_require_binding(rel, cfg);
-			fence_truncate(rel, cfg);
-		}
+		judge_truncate(rel, trigdata->tg_trigger->tgfoid);
 		return PointerGetDatum(NULL);
 	}
 	if (!TRIGGER_FIRED_FOR_ROW(event))
@@ -1270,15 +1285,21 @@ judge(FunctionCallInfo fcinfo)
 	if (TRIGGER_FIRED_AFTER(event))
 	{
 		/* only beside the BEFORE ROW fence, whose deferred raises it makes */
-		const Trigger *row_trigger = fence_row_trigger(rel, trigdata->tg_trigger->tgfoid);
+		Oid			fn_oid = trigdata->tg_trigger->tgfoid;
+		const Trigger *row_trigger;
+		int			next = 0;
 
-		if (!TRIGGER_FIRED_BY_INSERT(event) || row_trigger == NULL)
+		if (!TRIGGER_FIRED_BY_INSERT(event) ||
+			next_fence_row_trigger(rel, fn_oid, &next) == NULL)
 			protocol_violation(rel, "BEFORE the write");
-		cfg = fence_config_get(rel, row_trigger);
-		if (!fencing_bypass_active())
+		if (fencing_bypass_active())
+			return PointerGetDatum(NULL);
+		/* refuses whom it must; a raise deferred before is made all the same */
+		(void) replica_passes(rel);
+		next = 0;
+		while ((row_trigger = next_fence_row_trigger(rel, fn_oid, &next)) != NULL)
 		{
-			/* refuses whom it must; a raise deferred before is made all the same */
-			(void) replica_passes(rel);
+			cfg = fence_config_get(rel, row_trigger);
 			refuse_scope_on_citus_worker(rel, cfg);
 			fence_inserted(rel, cfg, trigdata->tg_trigtuple);
 		}
