@@ -397,8 +397,43 @@ UPDATE ptok SET tok = 80 WHERE tok = 70;
 RESET ROLE;
 SELECT public.regress_offerer_mark('regress-offerer-e1') AS e1_mark;
 
+-- a SECURITY DEFINER function that updates the referenced row: its owner
+-- wrote the value the cascade copies, so its owner needs write on the
+-- scope, not (only) the role that called the function
+CREATE SCHEMA regress_offerer_m AUTHORIZATION regress_offerer_mallory;
+SET ROLE regress_offerer_mallory;
+CREATE TABLE regress_offerer_m.mparent (k bigint PRIMARY KEY);
+INSERT INTO regress_offerer_m.mparent VALUES (5);
+CREATE FUNCTION regress_offerer_m.bump(newk bigint) RETURNS void LANGUAGE sql SECURITY DEFINER
+    AS 'UPDATE regress_offerer_m.mparent SET k = newk WHERE k = 5';
+GRANT USAGE ON SCHEMA regress_offerer_m TO regress_offerer_owner;
+GRANT REFERENCES, SELECT ON regress_offerer_m.mparent TO regress_offerer_owner;
+GRANT EXECUTE ON FUNCTION regress_offerer_m.bump(bigint) TO regress_offerer_owner;
+SET ROLE regress_offerer_owner;
+SELECT fencing.create_scope('regress-offerer-sd', tokens => 'external');
+SELECT fencing.takeover('regress-offerer-sd', 5);
+CREATE TABLE regress_offerer.sd_child (id int PRIMARY KEY,
+                                       tok bigint REFERENCES regress_offerer_m.mparent ON UPDATE CASCADE);
+SELECT fencing.protect('regress_offerer.sd_child', 'tok', scope => 'regress-offerer-sd');
+BEGIN;
+SELECT fencing.use_token('regress-offerer-sd', 5);
+INSERT INTO regress_offerer.sd_child VALUES (1, 5);
+COMMIT;
+-- the scope's owner calls it: refused, the function's owner may not raise
+SELECT regress_offerer_m.bump(900000);
+SELECT public.regress_offerer_mark('regress-offerer-sd') AS sd_mark,
+       (SELECT tok FROM regress_offerer.sd_child) AS child_tok;
+-- once the function's owner may write to the scope, the cascade raises it
+SELECT fencing.grant_scope('regress-offerer-sd', 'write', 'regress_offerer_mallory');
+SELECT regress_offerer_m.bump(6);
+SELECT public.regress_offerer_mark('regress-offerer-sd') AS sd_mark,
+       (SELECT tok FROM regress_offerer.sd_child) AS child_tok;
+SELECT fencing.revoke_scope('regress-offerer-sd', 'write', 'regress_offerer_mallory');
+RESET ROLE;
+
 -- clean up
 DROP SCHEMA regress_offerer CASCADE;
+DROP SCHEMA regress_offerer_m CASCADE;
 DROP FUNCTION public.regress_offerer_mark(text);
 SELECT fencing.revoke_scope('regress-offerer-e1', 'write', 'regress_offerer_writer');
 SELECT fencing.alter_scope_owner(scope, current_user::regrole)

@@ -12,7 +12,13 @@
  *
  * So a transaction locks at most SCOPE_LOCKS_MAX scopes one by one ("fine"),
  * and every scope after those through the lock of the scope's owner
- * ("coarse"): one lock for all the scopes a role owns.
+ * ("coarse"): one lock for all the scopes a role owns.  Only its own
+ * scopes, those of the role running the write: another owner's scopes it
+ * goes on locking one by one up to SCOPE_LOCKS_OTHERS_MAX, so that a role
+ * with the right to write one of another's scopes (a table granted to it)
+ * cannot, by first writing 32 scopes of its own, hold up every scope of
+ * that owner; past that many, a transaction writes many scopes of others,
+ * which their owners let it write, and locks them by owner too.
  *
  *   fine, at the mark   the scope's lock, in ShareLock: nothing else, so the
  *                       common write pays for one lock, as in 1.1;
@@ -33,14 +39,15 @@
  * before locking, and checks it again under the lock (scope_mark.c);
  * fencing.alter_scope_owner() first locks the scope exclusively under its
  * old owner, so that no writer still holds it by that owner.  So the number
- * of locks is bounded (by 32 plus the number of owners written to) except
+ * of locks is bounded (by 128 plus the number of owners written to) except
  * for a transaction that raises the marks of thousands of existing scopes.
  * The price of a bulk transaction: while it is open, takeovers of the
- * scopes of the owners it writes to wait for it (and, if it raises marks,
- * bulk writers of theirs too) -- never those of another owner, who has not
- * granted it the right to write (a scope column only names scopes its
- * table's owner may write to); two transactions that raise marks may
- * deadlock (Postgres aborts one, 40P01).
+ * scopes it locks by owner wait for it (and, if it raises marks, bulk
+ * writers of theirs too): its own role's, and past 128 scopes those of the
+ * owners it writes to -- never those of an owner who has not granted it
+ * the right to write (a scope column only names scopes its table's owner
+ * may write to); two transactions that raise marks may deadlock (Postgres
+ * aborts one, 40P01).
  *
  * Scope locks are advisory-type tags keyed by the scope's id, with a field4
  * that pg_advisory_lock() cannot produce, 0xFE01 (pg_locks shows objsubid
@@ -56,8 +63,11 @@
 #include "miscadmin.h"
 
 
-/* Scope locks a transaction takes before it locks the whole table. */
+/* Scope locks a transaction takes one by one before it locks its own by owner. */
 #define SCOPE_LOCKS_MAX		32
+
+/* ... and before it locks another owner's scopes by owner too. */
+#define SCOPE_LOCKS_OTHERS_MAX	128
 
 /*
  * Fine scope locks this transaction (or its open subtransactions) took; a
@@ -140,9 +150,10 @@ scope_lock_wait_for_writers(int64 scope_id)
 }
 
 bool
-scope_lock_next_is_coarse(void)
+scope_lock_next_is_coarse(Oid owner)
 {
-	return fine_locks >= SCOPE_LOCKS_MAX;
+	return fine_locks >= SCOPE_LOCKS_OTHERS_MAX ||
+		(fine_locks >= SCOPE_LOCKS_MAX && owner == GetUserId());
 }
 
 void

@@ -360,9 +360,10 @@ default_view(Relation rel, const FenceConfig *cfg, const FiringStatement *st)
  * The role a token in the row's column comes from: the current user, who
  * wrote the value, but not inside a foreign key's cascade, which runs as
  * the referencing table's owner (SECURITY_NOFORCE_RLS marks it): the value
- * comes from the referenced row, which the role outside wrote, so a raise
- * needs that role's privilege as well.  (A SECURITY DEFINER function's
- * owner wrote what the function writes: it is the current user.)
+ * comes from the referenced row, which the statement outside the cascade
+ * wrote, so a raise needs the privilege of the role that ran it as well (a
+ * SECURITY DEFINER function's owner, if that statement was the function's).
+ * A cascade no frame saw the start of: the session's role.
  */
 static Oid
 column_offerer(void)
@@ -372,7 +373,11 @@ column_offerer(void)
 
 	GetUserIdAndSecContext(&user, &sec_context);
 	if (sec_context & SECURITY_NOFORCE_RLS)
-		return GetOuterUserId();
+	{
+		Oid			outside = running_statement_cascade_user();
+
+		return OidIsValid(outside) ? outside : GetOuterUserId();
+	}
 	return user;
 }
 

@@ -378,6 +378,13 @@ fencing_protect(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("cannot protect \"%s\"", RelationGetRelationName(rel)),
 				 errdetail("Only tables and partitioned tables can be protected.")));
+	/* its functions write the extension's own tables, with no token */
+	if (RelationGetNamespace(rel) == get_namespace_oid(FENCING_SCHEMA, false))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot protect \"%s\"", RelationGetRelationName(rel)),
+				 errdetail("Relation \"%s.%s\" belongs to the extension fencing, whose functions write it.",
+						   FENCING_SCHEMA, RelationGetRelationName(rel))));
 	fence_config_resolve(rel, nargs, args, &cfg);
 	partitions = partitions_of(rel);
 	foreach(lc, partitions)

@@ -15,7 +15,10 @@
  *   - the DELETE half of a row moving between partitions must be recognised
  *     as part of the UPDATE that moved it, and nothing else.
  *   - a view written through may give the token column a DEFAULT, which the
- *     rewriter fills in before any trigger: the value is not the writer's.
+ *     rewriter fills in before any trigger: the value is not the writer's;
+ *   - a foreign key's cascade runs as the referencing table's owner: the
+ *     value it writes comes from the statement that changed the referenced
+ *     row, run by the role current then (running_statement_cascade_user()).
  *
  * What guarantees it: the executor gives each ResultRelInfo its own copy of
  * the relation's triggers (InitResultRelInfo), and the trigger manager hands
@@ -49,6 +52,7 @@
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
@@ -67,6 +71,8 @@ typedef struct RunningStatement
 {
 	QueryDesc  *query;
 	uint64		id;
+	Oid			user;			/* the current user when it started */
+	int			sec_context;	/* and the security context */
 	struct RunningStatement *outer;
 } RunningStatement;
 
@@ -108,6 +114,7 @@ push_frame(RunningStatement *frame, QueryDesc *queryDesc)
 {
 	frame->query = queryDesc;
 	frame->id = ++last_id;
+	GetUserIdAndSecContext(&frame->user, &frame->sec_context);
 	frame->outer = innermost;
 	innermost = frame;
 }
@@ -555,4 +562,15 @@ running_statement_view_default(const FiringStatement *st, Relation rel, const ch
 	answered_id = st->id;
 	answered_relid = RelationGetRelid(rel);
 	return answer;
+}
+
+Oid
+running_statement_cascade_user(void)
+{
+	for (RunningStatement *frame = innermost; frame != NULL; frame = frame->outer)
+	{
+		if (!(frame->sec_context & SECURITY_NOFORCE_RLS))
+			return frame->user;
+	}
+	return InvalidOid;
 }

@@ -89,4 +89,14 @@ extern const void *running_statement_defer_key(const FiringStatement *st,
 extern Oid	running_statement_view_default(const FiringStatement *st, Relation rel,
 										   const char *column);
 
+/*
+ * Inside a foreign key's cascade (its queries run as the referencing
+ * table's owner, marked SECURITY_NOFORCE_RLS): the role that was the
+ * current user when the statement outside the cascade (the one that changed
+ * the referenced row, whose AFTER trigger runs the cascade) started, a
+ * SECURITY DEFINER function's owner if it ran one.  InvalidOid when no
+ * frame saw that statement.
+ */
+extern Oid	running_statement_cascade_user(void);
+
 #endif							/* RUNNING_STATEMENT_H */

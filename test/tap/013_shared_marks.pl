@@ -19,7 +19,8 @@
 #     its virtual transaction id, which pg_blocking_pids() reports); a
 #     writer that prepares its transaction holds the scope lock instead,
 #     and a takeover waits for the prepared transaction (a bulk writer's
-#     by the owner's lock after 32 scope locks); a writer whose backend was
+#     by the owner's lock after 32 scope locks of its own role's scopes,
+#     not another owner's scope it wrote); a writer whose backend was
 #     terminated holds nothing;
 #   - without room (fencing.shared_marks = 0) the function says capacity 0.
 use strict;
@@ -195,6 +196,42 @@ like(write_err('postgres', q{SET lock_timeout = '200ms'; SELECT fencing.takeover
 	qr/lock timeout/, 'a takeover of its last scope waits for it');
 q1('postgres', q{COMMIT PREPARED 'fence_bulk'});
 is(q1('postgres', q{SELECT fencing.takeover('1100', 2)}), '1', 'and takes over once it committed');
+
+# a writer of its own 40 scopes that prepares a transaction which also wrote
+# one granted row of another owner's table locks that owner's scope alone:
+# the other owner's other scopes are not held up (its own are, by its lock)
+q1('postgres', q{
+	CREATE ROLE fence_victim;
+	CREATE ROLE fence_stranger;
+	SELECT fencing.create_scope('v-shared', 'external', 'fence_victim'),
+	       fencing.create_scope('v-other', 'external', 'fence_victim');
+	SELECT count(fencing.create_scope('s' || g, 'external', 'fence_stranger')) FROM generate_series(1, 40) g;
+	CREATE TABLE v_rows (sc text NOT NULL, id int, tok bigint);
+	ALTER TABLE v_rows OWNER TO fence_victim;
+	CREATE TABLE s_rows (sc text NOT NULL, id int, tok bigint);
+	ALTER TABLE s_rows OWNER TO fence_stranger;
+	SET ROLE fence_victim;
+	SELECT fencing.protect('v_rows', 'tok', scope_column => 'sc');
+	GRANT INSERT ON v_rows TO fence_stranger;
+	INSERT INTO v_rows VALUES ('v-shared', 1, 1);
+	SET ROLE fence_stranger;
+	SELECT fencing.protect('s_rows', 'tok', scope_column => 'sc');
+	INSERT INTO s_rows SELECT 's' || g, g, 1 FROM generate_series(1, 40) g;
+});
+$w->query_safe('SET ROLE fence_stranger');
+$w->query_safe('BEGIN');
+$w->query_safe(q{INSERT INTO s_rows SELECT 's' || g, 100 + g, 1 FROM generate_series(1, 40) g});
+$w->query_safe(q{INSERT INTO v_rows VALUES ('v-shared', 2, 1)});
+$w->query_safe(q{PREPARE TRANSACTION 'fence_stranger'});
+$w->query_safe('RESET ROLE');
+is(write_err('postgres', q{SET ROLE fence_victim; SET lock_timeout = '5s'; SELECT fencing.takeover('v-other', 5)}), '',
+	'another owner\'s scope the prepared writer did not write is not held up');
+like(write_err('postgres', q{SET ROLE fence_victim; SET lock_timeout = '200ms'; SELECT fencing.takeover('v-shared', 5)}),
+	qr/lock timeout/, 'the scope it wrote is');
+like(write_err('postgres', q{SET lock_timeout = '200ms'; SELECT fencing.takeover('s40', 5)}),
+	qr/lock timeout/, 'and so are its own scopes, through its owner\'s lock');
+q1('postgres', q{ROLLBACK PREPARED 'fence_stranger'});
+is(q1('postgres', q{SELECT fencing.takeover('v-shared', 5)}), '1', 'all taken over once it ended');
 
 # a registered writer whose backend is terminated holds nothing
 $w->query_safe(q{UPDATE jobs SET v = 'r', tok = 9 WHERE id = 1});
