@@ -431,6 +431,53 @@ SELECT public.regress_offerer_mark('regress-offerer-sd') AS sd_mark,
 SELECT fencing.revoke_scope('regress-offerer-sd', 'write', 'regress_offerer_mallory');
 RESET ROLE;
 
+-- the first statement of a session that has not loaded the library: the
+-- cascade's statement began unseen, so who wrote the value is not known,
+-- and the write is refused (55000); the retry is seen, and judged
+CREATE FUNCTION regress_offerer_m.move(oldk bigint, newk bigint) RETURNS void LANGUAGE sql SECURITY DEFINER
+    AS 'UPDATE regress_offerer_m.mparent SET k = newk WHERE k = oldk';
+ALTER FUNCTION regress_offerer_m.move(bigint, bigint) OWNER TO regress_offerer_mallory;
+GRANT EXECUTE ON FUNCTION regress_offerer_m.move(bigint, bigint) TO regress_offerer_owner;
+\c
+SET ROLE regress_offerer_owner;
+SELECT regress_offerer_m.move(6, 900001);
+SELECT regress_offerer_m.move(6, 900001);
+RESET ROLE;
+SELECT public.regress_offerer_mark('regress-offerer-sd') AS sd_mark,
+       (SELECT tok FROM regress_offerer.sd_child) AS child_tok;
+
+-- scopes are locked by their owner only past 32 of the session role's own
+-- (128 of another owner's): a cascade, which runs as the referencing
+-- table's owner, locks that owner's scope alone
+SELECT count(fencing.create_scope('regress-offerer-m' || lpad(g::text, 2, '0'), 'external', 'regress_offerer_mallory'))
+  FROM generate_series(1, 33) g;
+SELECT fencing.create_scope('regress-offerer-v1', 'external', 'regress_offerer_owner');
+SET ROLE regress_offerer_mallory;
+CREATE TABLE regress_offerer_m.m_rows (sc text NOT NULL, tok bigint);
+SELECT fencing.protect('regress_offerer_m.m_rows', 'tok', scope_column => 'sc');
+INSERT INTO regress_offerer_m.m_rows SELECT 'regress-offerer-m' || lpad(g::text, 2, '0'), 1 FROM generate_series(1, 33) g;
+SET ROLE regress_offerer_owner;
+CREATE TABLE regress_offerer.v_parent (id int PRIMARY KEY);
+CREATE TABLE regress_offerer.v_child (id int REFERENCES regress_offerer.v_parent ON DELETE CASCADE, tok bigint);
+SELECT fencing.protect('regress_offerer.v_child', 'tok', scope => 'regress-offerer-v1');
+INSERT INTO regress_offerer.v_parent VALUES (1);
+BEGIN;
+SELECT fencing.use_token('regress-offerer-v1', 1);
+INSERT INTO regress_offerer.v_child VALUES (1, 1);
+COMMIT;
+GRANT SELECT, DELETE ON regress_offerer.v_parent TO regress_offerer_mallory;
+SET ROLE regress_offerer_mallory;
+BEGIN;
+INSERT INTO regress_offerer_m.m_rows SELECT 'regress-offerer-m' || lpad(g::text, 2, '0'), 1 FROM generate_series(1, 33) g;
+SELECT fencing.use_token('regress-offerer-v1', 1);
+DELETE FROM regress_offerer.v_parent WHERE id = 1;
+SELECT r.rolname AS locked_by_owner, l.mode
+  FROM pg_locks l JOIN pg_roles r ON r.oid = l.objid
+ WHERE l.pid = pg_backend_pid() AND l.locktype = 'advisory' AND l.objsubid = -508
+ ORDER BY 1, 2;
+COMMIT;
+RESET ROLE;
+
 -- clean up
 DROP SCHEMA regress_offerer CASCADE;
 DROP SCHEMA regress_offerer_m CASCADE;

@@ -13,8 +13,10 @@
  * So a transaction locks at most SCOPE_LOCKS_MAX scopes one by one ("fine"),
  * and every scope after those through the lock of the scope's owner
  * ("coarse"): one lock for all the scopes a role owns.  Only its own
- * scopes, those of the role running the write: another owner's scopes it
- * goes on locking one by one up to SCOPE_LOCKS_OTHERS_MAX, so that a role
+ * scopes, those of the session's role (as SET ROLE made it; not the owner
+ * of a SECURITY DEFINER function, nor the table owner a foreign key's
+ * cascade runs as, both of which may be another tenant): another owner's
+ * scopes it goes on locking one by one up to SCOPE_LOCKS_OTHERS_MAX, so that a role
  * with the right to write one of another's scopes (a table granted to it)
  * cannot, by first writing 32 scopes of its own, hold up every scope of
  * that owner; past that many, a transaction writes many scopes of others,
@@ -153,7 +155,7 @@ bool
 scope_lock_next_is_coarse(Oid owner)
 {
 	return fine_locks >= SCOPE_LOCKS_OTHERS_MAX ||
-		(fine_locks >= SCOPE_LOCKS_MAX && owner == GetUserId());
+		(fine_locks >= SCOPE_LOCKS_MAX && owner == GetOuterUserId());
 }
 
 void

@@ -16,7 +16,7 @@
 /*
  * Whether a scope of owner this transaction has not locked yet is to be
  * locked by its owner's lock (the transaction holds many scope locks
- * already: 32 for the current user's own scopes, 128 for another owner's).
+ * already: 32 for the session role's own scopes, 128 for another owner's).
  * A scope keeps the level it was first locked at until the transaction ends.
  */
 extern bool scope_lock_next_is_coarse(Oid owner);

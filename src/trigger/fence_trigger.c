@@ -363,10 +363,12 @@ default_view(Relation rel, const FenceConfig *cfg, const FiringStatement *st)
  * comes from the referenced row, which the statement outside the cascade
  * wrote, so a raise needs the privilege of the role that ran it as well (a
  * SECURITY DEFINER function's owner, if that statement was the function's).
- * A cascade no frame saw the start of: the session's role.
+ * That statement unseen, having begun before the library was loaded: the
+ * role is not known, and the write is refused (55000; the retry is seen).
+ * A cascade no plan runs (logical replication apply): the session's role.
  */
 static Oid
-column_offerer(void)
+column_offerer(Relation rel, const FenceConfig *cfg, const char *scope)
 {
 	Oid			user;
 	int			sec_context;
@@ -374,8 +376,16 @@ column_offerer(void)
 	GetUserIdAndSecContext(&user, &sec_context);
 	if (sec_context & SECURITY_NOFORCE_RLS)
 	{
-		Oid			outside = running_statement_cascade_user();
+		bool		unseen;
+		Oid			outside = running_statement_cascade_user(&unseen);
 
+		if (unlikely(unseen))
+		{
+			FiringStatement st = {.by = FIRED_BY_UNSEEN};
+
+			reject_unseen(rel, cfg, scope, &st,
+						  "which role wrote the value a foreign key's cascade copies into the token column");
+		}
 		return OidIsValid(outside) ? outside : GetOuterUserId();
 	}
 	return user;
@@ -425,7 +435,7 @@ incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 	if (!has_column)
 		reject_missing(rel, cfg, scope);
 	fencing_check_token(column);
-	(void) scope_acl_set_offerer(column_offerer());
+	(void) scope_acl_set_offerer(column_offerer(rel, cfg, scope));
 	return column;
 }
 
@@ -457,7 +467,7 @@ leaving_token(Relation rel, const FenceConfig *cfg, const char *old_scope,
 		Assert(cfg->tokens == FENCE_TOKENS_COLUMN && column_assigned);
 		if (!row_token(newtuple, RelationGetDescr(rel), cfg, &token))
 			elog(ERROR, "the token of a row moving out of scope \"%s\" is gone", old_scope);
-		*offerer = column_offerer();
+		*offerer = column_offerer(rel, cfg, old_scope);
 		return token;
 	}
 	w.rel = rel;
@@ -782,7 +792,7 @@ fence_inserted(Relation rel, const FenceConfig *cfg, HeapTuple newtuple)
 		return;
 	/* offered as its BEFORE trigger found it: declared, or the current user's column */
 	(void) scope_acl_set_offerer(declared_token_lookup_offerer(scope, &declared, &declared_by) ?
-								 declared_by : column_offerer());
+								 declared_by : column_offerer(rel, cfg, scope));
 	(void) scope_mark_raise_deferred(scope, token, rel);
 }
 

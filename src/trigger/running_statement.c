@@ -565,12 +565,14 @@ running_statement_view_default(const FiringStatement *st, Relation rel, const ch
 }
 
 Oid
-running_statement_cascade_user(void)
+running_statement_cascade_user(bool *unseen)
 {
+	*unseen = false;
 	for (RunningStatement *frame = innermost; frame != NULL; frame = frame->outer)
 	{
 		if (!(frame->sec_context & SECURITY_NOFORCE_RLS))
 			return frame->user;
 	}
+	*unseen = unseen_possible;
 	return InvalidOid;
 }

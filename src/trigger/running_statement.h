@@ -95,8 +95,10 @@ extern Oid	running_statement_view_default(const FiringStatement *st, Relation re
  * current user when the statement outside the cascade (the one that changed
  * the referenced row, whose AFTER trigger runs the cascade) started, a
  * SECURITY DEFINER function's owner if it ran one.  InvalidOid when no
- * frame saw that statement.
+ * frame saw that statement; *unseen then tells whether it may be one that
+ * began before the library was loaded (and not, say, a logical replication
+ * apply worker's write, which runs no plan).
  */
-extern Oid	running_statement_cascade_user(void);
+extern Oid	running_statement_cascade_user(bool *unseen);
 
 #endif							/* RUNNING_STATEMENT_H */
