@@ -81,6 +81,7 @@ struct ScopeHold
 	bool		confirmed;		/* a write was admitted under the lock */
 	const void *deferred_by;	/* the statement whose raise is deferred, or NULL */
 	/* what a subtransaction abort takes back (see scope_mark_at_subxact_abort) */
+	SubTransactionId confirmed_subid;	/* first confirmed a write; 0: none */
 	SubTransactionId share_subid;	/* took the share lock; 0: not held */
 	SubTransactionId excl_subid;	/* took the exclusive lock; 0: not held */
 	bool		share_counted;	/* the share lock is one of scope_lock.c's fine locks */
@@ -215,6 +216,12 @@ scope_mark_at_subxact_abort(SubTransactionId mySubid)
 			continue;
 		/* a binding may have been checked against grants rolled back now */
 		entry->bound_relid = InvalidOid;
+		/* the write that confirmed the hold is gone: a lock kept goes back as before */
+		if (entry->confirmed_subid >= mySubid)
+		{
+			entry->confirmed = false;
+			entry->confirmed_subid = 0;
+		}
 		if (entry->excl_subid >= mySubid)
 		{
 			released += entry->excl_counted ? 1 : 0;
@@ -291,6 +298,7 @@ held_scope_entry(const char *scope)
 		entry->mark = SCOPE_MARK_NONE;
 		entry->fresh = false;
 		entry->confirmed = false;
+		entry->confirmed_subid = 0;
 		entry->coarse = false;
 		entry->registered = false;
 		entry->deferred_by = NULL;
@@ -746,13 +754,26 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
 	shared_marks_drain(entry->cache_id, entry->lock_key.id);
 }
 
+/*
+ * A write was admitted under the entry's lock: the lock stays to the end of
+ * the transaction.  Unless the subtransaction that wrote is rolled back,
+ * which takes the write back, and with it the confirmation.
+ */
+static void
+confirm_entry(ScopeHold *entry)
+{
+	if (!entry->confirmed)
+		entry->confirmed_subid = GetCurrentSubTransactionId();
+	entry->confirmed = true;
+}
+
 /* Raise a held scope's mark, for a write (to rel, if any) that passed every check. */
 static void
 raise_admitted(ScopeHold *entry, int64 token, Relation rel)
 {
 	ScopeInfo	info;
 
-	entry->confirmed = true;
+	confirm_entry(entry);
 	/* rights: write privilege, 'issued' tokens; creates */
 	if (!scope_acl_admit_raise(entry->scope, token, &info))
 	{
@@ -869,7 +890,7 @@ void
 scope_mark_confirm(ScopeHold *entry, int64 token, Relation rel)
 {
 	Assert(entry->mode != NoLock && token >= entry->mark);
-	entry->confirmed = true;
+	confirm_entry(entry);
 	if (token > entry->mark)
 	{
 		Assert(entry->mode == ExclusiveLock);
@@ -980,7 +1001,7 @@ scope_mark_lock_exclusive(const char *scope, ScopeMissing missing, ScopePrivileg
 
 		(void) read_mark_table(scope, row, &key);
 	}
-	entry->confirmed = true;
+	confirm_entry(entry);
 	return entry->mark;
 }
 
