@@ -5,7 +5,7 @@
  *	  being executed, so that the fence trigger knows exactly which statement,
  *	  which of its ModifyTable nodes and, for a MERGE, which action fired it.
  *
- * A row trigger sees one row; four decisions need the statement:
+ * A row trigger sees one row; five decisions need the statement:
  *
  *   - MERGE hands BEFORE UPDATE triggers the union of the columns of all its
  *     UPDATE actions as tg_updatedcols, so "the token column was assigned"
@@ -13,7 +13,7 @@
  *   - a BEFORE INSERT trigger of INSERT ... ON CONFLICT fires before the
  *     conflict check, so the row may never be written;
  *   - the DELETE half of a row moving between partitions must be recognised
- *     as part of the UPDATE that moved it, and nothing else.
+ *     as part of the UPDATE that moved it, and nothing else;
  *   - a view written through may give the token column a DEFAULT, which the
  *     rewriter fills in before any trigger: the value is not the writer's;
  *   - a foreign key's cascade runs as the referencing table's owner: the
