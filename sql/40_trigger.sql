@@ -242,6 +242,54 @@ ALTER TABLE by_hand RENAME COLUMN tok TO token;
 INSERT INTO by_hand VALUES (2, 2);
 \echo :LAST_ERROR_SQLSTATE
 
+-- protect() gives the row trigger its arguments packed in one, a text
+-- array literal (each argument of each trigger is copied at every
+-- statement); names with quotes, commas, braces, backslashes and spaces
+-- come back whole, and the view shows the arguments it holds
+CREATE TABLE "odd, ""names""" ("tok {x}" bigint, "sc\ope" text NOT NULL, v int);
+SELECT fencing.protect('"odd, ""names"""', 'tok {x}', scope_column => 'sc\ope', on_stale => 'skip');
+SELECT pg_get_triggerdef(oid) FROM pg_trigger
+ WHERE tgrelid = '"odd, ""names"""'::regclass AND tgname = 'zz_fence_row';
+SELECT token_column, scope, scope_column, on_stale, tokens, enabled FROM fencing.protected_tables
+ WHERE relation = '"odd, ""names"""'::regclass;
+SELECT mark AS odd FROM fencing.scopes WHERE scope = 'jobs' \gset
+INSERT INTO "odd, ""names""" VALUES (:odd, 'jobs', 1);
+INSERT INTO "odd, ""names""" VALUES (:odd - 1, 'jobs', 2);
+SELECT "tok {x}" = :odd AS at_mark, v FROM "odd, ""names""";
+SELECT fencing.protect('"odd, ""names"""', 'tok {x}', scope => 'NULL');
+SELECT pg_get_triggerdef(oid) FROM pg_trigger
+ WHERE tgrelid = '"odd, ""names"""'::regclass AND tgname = 'zz_fence_row';
+SELECT token_column, scope, scope_column, on_stale FROM fencing.protected_tables
+ WHERE relation = '"odd, ""names"""'::regclass;
+SELECT fencing.protect('"odd, ""names"""', 'tok {x}', scope => ' a, {b} "c" \d ');
+SELECT token_column, '<' || scope || '>' AS scope, scope_column, on_stale FROM fencing.protected_tables
+ WHERE relation = '"odd, ""names"""'::regclass;
+DROP TABLE "odd, ""names""";
+-- a packed argument written by hand (white space around an element is not
+-- part of it); one that is not a list of 3 to 5 elements is refused
+DROP TRIGGER by_hand_ok ON by_hand;
+CREATE TRIGGER packed_by_hand BEFORE INSERT ON by_hand
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{ token , error,row }');
+INSERT INTO by_hand VALUES (3, 3);
+SELECT fencing.trigger_arguments(tgargs) FROM pg_trigger WHERE tgname = 'packed_by_hand';
+DROP TRIGGER packed_by_hand ON by_hand;
+CREATE TRIGGER packed_badly BEFORE INSERT ON by_hand
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{token,error,row');
+INSERT INTO by_hand VALUES (4, 4);
+\echo :LAST_ERROR_SQLSTATE
+SELECT fencing.trigger_arguments(tgargs) FROM pg_trigger WHERE tgname = 'packed_badly';
+DROP TRIGGER packed_badly ON by_hand;
+CREATE TRIGGER packed_null BEFORE INSERT ON by_hand
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{token,null,row}');
+INSERT INTO by_hand VALUES (4, 4);
+\echo :LAST_ERROR_SQLSTATE
+DROP TRIGGER packed_null ON by_hand;
+CREATE TRIGGER packed_short BEFORE INSERT ON by_hand
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{token,error}');
+INSERT INTO by_hand VALUES (4, 4);
+\echo :LAST_ERROR_SQLSTATE
+DROP TRIGGER packed_short ON by_hand;
+
 -- unprotect removes the fence
 SELECT fencing.unprotect('small_tok');
 INSERT INTO small_tok (id) VALUES (2);

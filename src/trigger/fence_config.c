@@ -17,6 +17,8 @@
 
 #include "access/attnum.h"
 #include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "parser/scansup.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -100,6 +102,111 @@ scope_type_is_stable(Oid basetype)
 	}
 }
 
+/*
+ * The packed form is a text array literal, written and read here as
+ * array_out() writes one: an element is double-quoted (backslash before a
+ * quote or a backslash) when it is empty, is NULL in any case, or holds a
+ * brace, quote, backslash, comma or white space.  Reading never errors: a
+ * string of another shape (or with a NULL element) is not packed.
+ */
+static bool
+needs_quotes(const char *item)
+{
+	if (item[0] == '\0' || pg_strcasecmp(item, "NULL") == 0)
+		return true;
+	for (const char *c = item; *c; c++)
+		if (strchr("{}\",\\", *c) != NULL || scanner_isspace(*c))
+			return true;
+	return false;
+}
+
+char *
+fence_config_pack(int nargs, char **args)
+{
+	StringInfoData packed;
+
+	initStringInfo(&packed);
+	appendStringInfoChar(&packed, '{');
+	for (int i = 0; i < nargs; i++)
+	{
+		bool		quoted = needs_quotes(args[i]);
+
+		if (i > 0)
+			appendStringInfoChar(&packed, ',');
+		if (quoted)
+			appendStringInfoChar(&packed, '"');
+		for (const char *c = args[i]; *c; c++)
+		{
+			if (quoted && (*c == '"' || *c == '\\'))
+				appendStringInfoChar(&packed, '\\');
+			appendStringInfoChar(&packed, *c);
+		}
+		if (quoted)
+			appendStringInfoChar(&packed, '"');
+	}
+	appendStringInfoChar(&packed, '}');
+	return packed.data;
+}
+
+static const char *
+skip_space(const char *c)
+{
+	while (scanner_isspace(*c))
+		c++;
+	return c;
+}
+
+bool
+fence_config_unpack(const char *arg, int *nargs, char ***args)
+{
+	const char *c = arg;
+	List	   *items = NIL;
+	ListCell   *lc;
+	int			i = 0;
+
+	if (*c++ != '{')
+		return false;
+	for (;;)
+	{
+		StringInfoData item;
+
+		initStringInfo(&item);
+		c = skip_space(c);
+		if (*c == '"')
+		{
+			for (c++; *c != '"'; c++)
+			{
+				if (*c == '\\')
+					c++;
+				if (*c == '\0')
+					return false;
+				appendStringInfoChar(&item, *c);
+			}
+			c = skip_space(c + 1);
+		}
+		else
+		{
+			for (; *c != '\0' && strchr("{}\",\\", *c) == NULL; c++)
+				appendStringInfoChar(&item, *c);
+			/* white space around an unquoted element is not part of it */
+			while (item.len > 0 && scanner_isspace(item.data[item.len - 1]))
+				item.data[--item.len] = '\0';
+			if (item.len == 0 || pg_strcasecmp(item.data, "NULL") == 0)
+				return false;
+		}
+		items = lappend(items, item.data);
+		if (*c == '}' && *skip_space(c + 1) == '\0')
+			break;
+		if (*c++ != ',')
+			return false;
+	}
+	*nargs = list_length(items);
+	*args = palloc(*nargs * sizeof(char *));
+	foreach(lc, items)
+		(*args)[i++] = lfirst(lc);
+	return true;
+}
+
 void
 fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 {
@@ -108,6 +215,15 @@ fence_config_resolve(Relation rel, int nargs, char **args, FenceConfig *cfg)
 	Form_pg_attribute token_att;
 	int			nfixed;
 
+	/* one argument: the list packed */
+	if (nargs == 1 && !fence_config_unpack(args[0], &nargs, &args))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("invalid argument for the fence trigger on relation \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("A single argument holds the arguments as a text array literal without nulls, such as '{tok,error,row}': \"%s\" is not one.",
+						   args[0]),
+				 errhint("Install the trigger with fencing.protect().")));
 	if (nargs < 3 || nargs > 5)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
@@ -307,7 +423,8 @@ fence_config_require_binding(Relation rel, const FenceConfig *cfg)
 
 /*
  * fencing.trigger_arguments(tgargs bytea): the arguments of a trigger as a
- * text array, for the protected_tables view.  pg_trigger.tgargs holds them
+ * text array, for the protected_tables view (a fence trigger's packed
+ * argument as the arguments it holds).  pg_trigger.tgargs holds them
  * NUL-terminated; any byte but NUL may be in one (backslashes included),
  * but the text returned must be valid in the database's encoding: a
  * superuser can write any bytes into the catalog.
@@ -320,6 +437,9 @@ fencing_trigger_arguments(PG_FUNCTION_ARGS)
 	bytea	   *raw = PG_GETARG_BYTEA_PP(0);
 	const char *p = VARDATA_ANY(raw);
 	const char *end = p + VARSIZE_ANY_EXHDR(raw);
+	List	   *given = NIL;
+	int			nargs;
+	char	  **args;
 	ArrayBuildState *astate = NULL;
 
 	while (p < end)
@@ -328,11 +448,20 @@ fencing_trigger_arguments(PG_FUNCTION_ARGS)
 
 		/* text must be valid in the database encoding (22021 otherwise) */
 		(void) pg_verifymbstr(p, len, false);
-		astate = accumArrayResult(astate,
-								  PointerGetDatum(cstring_to_text_with_len(p, len)),
-								  false, TEXTOID, CurrentMemoryContext);
+		given = lappend(given, pnstrdup(p, len));
 		p += len + 1;
 	}
+	/* one packed argument: the arguments it holds */
+	if (list_length(given) != 1 || !fence_config_unpack(linitial(given), &nargs, &args))
+	{
+		nargs = list_length(given);
+		args = palloc((nargs + 1) * sizeof(char *));
+		for (int i = 0; i < nargs; i++)
+			args[i] = list_nth(given, i);
+	}
+	for (int i = 0; i < nargs; i++)
+		astate = accumArrayResult(astate, CStringGetTextDatum(args[i]),
+								  false, TEXTOID, CurrentMemoryContext);
 	if (astate == NULL)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(TEXTOID));
 	PG_RETURN_DATUM(makeArrayResult(astate, CurrentMemoryContext));

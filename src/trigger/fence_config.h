@@ -21,6 +21,10 @@
  *   ('tok', 'error', 'scope', 'name')   one scope for the whole table
  *   ('tok', 'skip',  'column', 'col')   the scope is the value of a column
  *   (..., 'tokens=declared')            only declared tokens count (1.2)
+ * or, as fencing.protect() installs the trigger from 1.4 on, the same list
+ * as one argument, a text array literal: ('{tok,error,column,col}').  The
+ * executor copies every argument of every trigger of a table at each
+ * statement, so one argument costs less than four.
  */
 typedef enum FenceScopeKind
 {
@@ -84,6 +88,12 @@ extern void fence_config_require_binding(Relation rel, const FenceConfig *cfg);
 /* Check trigger arguments against a relation, erroring on anything wrong. */
 extern void fence_config_resolve(Relation rel, int nargs, char **args,
 								 FenceConfig *cfg);
+
+/* The arguments in one, as fencing.protect() gives them (a palloc'd string). */
+extern char *fence_config_pack(int nargs, char **args);
+
+/* The arguments a packed one holds, or false when "arg" is not packed. */
+extern bool fence_config_unpack(const char *arg, int *nargs, char ***args);
 
 /* "column" or "declared", as protect() takes it. */
 extern FenceTokens parse_token_source(const char *source);

@@ -243,18 +243,6 @@ create_truncate_trigger(Oid relid)
 	create_named_truncate_trigger(relid, TRUNCATE_TRIGGER_NAME);
 }
 
-static char *
-quoted_arglist(int nargs, char **args)
-{
-	StringInfoData arglist;
-
-	initStringInfo(&arglist);
-	for (int i = 0; i < nargs; i++)
-		appendStringInfo(&arglist, "%s%s", i > 0 ? ", " : "",
-						 quote_literal_cstr(args[i]));
-	return arglist.data;
-}
-
 static void
 drop_fence_triggers(Oid relid, bool row_trigger)
 {
@@ -401,7 +389,8 @@ fencing_protect(PG_FUNCTION_ARGS)
 	table_close(rel, NoLock);
 	citus_table = citus_is_citus_table(relid);
 
-	arglist = quoted_arglist(nargs, args);
+	/* one argument for the list (fence_config.h) */
+	arglist = quote_literal_cstr(fence_config_pack(nargs, args));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
