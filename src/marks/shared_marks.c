@@ -34,7 +34,10 @@
  *
  * The table is set-associative: a scope's set is chosen by the hash of its
  * name and database, and holds SHARED_MARKS_WAYS entries; a full set gives
- * up its entries in turn.  Each set has its own lightweight lock.  Entries
+ * up its entries in turn.  Each set has its own spinlock: what runs under
+ * it is a scan of the set's few entries and slots, loads and stores that
+ * cannot fail (no allocation, no call that can raise an error), cheaper
+ * than a lightweight lock's bookkeeping on every write.  Entries
  * keep the whole name, so two scopes whose hashes collide never share one.
  * Scope names are chosen by tenants: names picked to fall into one set can
  * make the other scopes of that set miss (and read fencing.scopes) more
@@ -108,6 +111,7 @@ typedef struct MarkWriter
 
 typedef struct SharedMarkSet
 {
+	slock_t		mutex;			/* guards everything below but hits */
 	uint32		forgets;		/* bumped by every forget of a scope of the set */
 	uint32		next_victim;
 	pg_atomic_uint64 hits;		/* for fencing.shared_marks_info() */
@@ -136,7 +140,6 @@ typedef struct SharedMarks
 
 static int	shared_marks_max = 16384;
 static SharedMarks *shared = NULL;
-static LWLockPadded *set_locks = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -162,7 +165,6 @@ shared_marks_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(shared_marks_size());
-	RequestNamedLWLockTranche(SHARED_MARKS_NAME, (int) set_count());
 }
 
 static void
@@ -179,11 +181,13 @@ shared_marks_shmem_startup(void)
 		memset(shared, 0, shared_marks_size());
 		pg_atomic_init_u32(&shared->generation, 1);
 		for (uint32 i = 0; i < set_count(); i++)
+		{
+			SpinLockInit(&shared->sets[i].mutex);
 			pg_atomic_init_u64(&shared->sets[i].hits, 0);
+		}
 		SpinLockInit(&shared->registries_mutex);
 		shared->nsets = set_count();
 	}
-	set_locks = GetNamedLWLockTranche(SHARED_MARKS_NAME);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -207,26 +211,23 @@ shared_marks_init(void)
 	shmem_startup_hook = shared_marks_shmem_startup;
 }
 
-/* The set of a scope of this database, and its lock. */
+/* The set of a scope of this database. */
 static SharedMarkSet *
-set_of(uint32 hash, LWLock **lock)
+set_of(uint32 hash)
 {
-	uint32		i = hash_combine(hash, MyDatabaseId) & (shared->nsets - 1);
-
-	*lock = &set_locks[i].lock;
-	return &shared->sets[i];
+	return &shared->sets[hash_combine(hash, MyDatabaseId) & (shared->nsets - 1)];
 }
 
-/* The scope's set, its lock taken in "mode"; NULL without shared memory. */
+/* The scope's set, its spinlock taken; NULL without shared memory. */
 static SharedMarkSet *
-lock_set(uint32 hash, LWLock **lock, LWLockMode mode)
+lock_set(uint32 hash)
 {
 	SharedMarkSet *set;
 
 	if (shared == NULL)
 		return NULL;
-	set = set_of(hash, lock);
-	LWLockAcquire(*lock, mode);
+	set = set_of(hash);
+	SpinLockAcquire(&set->mutex);
 	return set;
 }
 
@@ -353,14 +354,13 @@ writer_slot(SharedMarkSet *set)
 static bool
 read_entry(uint32 hash, const char *scope, int64 *mark, ScopeKey *key, bool writer)
 {
-	LWLock	   *lock;
 	SharedMarkSet *set;
 	SharedMark *m;
 	MarkWriter *w = NULL;
 	bool		found;
 
 	if (!OidIsValid(my_registry) ||
-		(set = lock_set(hash, &lock, writer ? LW_EXCLUSIVE : LW_SHARED)) == NULL)
+		(set = lock_set(hash)) == NULL)
 		return false;
 	m = entry_in(set, hash, scope);
 	if (m != NULL && writer)
@@ -379,7 +379,7 @@ read_entry(uint32 hash, const char *scope, int64 *mark, ScopeKey *key, bool writ
 		*key = m->key;
 		pg_atomic_fetch_add_u64(&set->hits, 1);
 	}
-	LWLockRelease(lock);
+	SpinLockRelease(&set->mutex);
 	return found;
 }
 
@@ -398,8 +398,7 @@ shared_marks_register(uint32 hash, const char *scope, int64 *mark, ScopeKey *key
 void
 shared_marks_unregister(uint32 hash, int64 scope_id)
 {
-	LWLock	   *lock;
-	SharedMarkSet *set = lock_set(hash, &lock, LW_EXCLUSIVE);
+	SharedMarkSet *set = lock_set(hash);
 
 	if (set == NULL)
 		return;
@@ -411,7 +410,7 @@ shared_marks_unregister(uint32 hash, int64 scope_id)
 			w->vxid.localTransactionId == FENCING_MY_LXID)
 			w->dbid = InvalidOid;
 	}
-	LWLockRelease(lock);
+	SpinLockRelease(&set->mutex);
 }
 
 static uint64
@@ -423,16 +422,14 @@ current_stamp(const SharedMarkSet *set)
 uint64
 shared_marks_stamp(uint32 hash)
 {
-	LWLock	   *lock;
 	SharedMarkSet *set;
 	uint64		stamp;
 
 	if (shared == NULL)
 		return 0;
-	set = set_of(hash, &lock);
-	LWLockAcquire(lock, LW_SHARED);
+	set = lock_set(hash);
 	stamp = current_stamp(set);
-	LWLockRelease(lock);
+	SpinLockRelease(&set->mutex);
 	return stamp;
 }
 
@@ -440,18 +437,16 @@ void
 shared_marks_put(uint32 hash, const char *scope, int64 mark, const ScopeKey *key,
 				 uint64 stamp)
 {
-	LWLock	   *lock;
 	SharedMarkSet *set;
 	SharedMark *slot = NULL;
 
 	if (shared == NULL || !OidIsValid(my_registry))
 		return;
-	set = set_of(hash, &lock);
-	LWLockAcquire(lock, LW_EXCLUSIVE);
+	set = lock_set(hash);
 	if (current_stamp(set) != stamp)
 	{
 		/* forgotten while it was read: the value may predate the change */
-		LWLockRelease(lock);
+		SpinLockRelease(&set->mutex);
 		return;
 	}
 	for (int w = 0; w < SHARED_MARKS_WAYS && slot == NULL; w++)
@@ -471,7 +466,7 @@ shared_marks_put(uint32 hash, const char *scope, int64 mark, const ScopeKey *key
 	strlcpy(slot->scope, scope, sizeof(slot->scope));
 	slot->valid = true;
 	set->fills++;
-	LWLockRelease(lock);
+	SpinLockRelease(&set->mutex);
 }
 
 void
@@ -498,20 +493,18 @@ forget_in(SharedMarkSet *set, uint32 hash)
 void
 shared_marks_forget(uint32 hash)
 {
-	LWLock	   *lock;
-	SharedMarkSet *set = lock_set(hash, &lock, LW_EXCLUSIVE);
+	SharedMarkSet *set = lock_set(hash);
 
 	if (set == NULL)
 		return;
 	forget_in(set, hash);
-	LWLockRelease(lock);
+	SpinLockRelease(&set->mutex);
 }
 
 void
 shared_marks_drain(uint32 hash, int64 scope_id)
 {
-	LWLock	   *lock;
-	SharedMarkSet *set = lock_set(hash, &lock, LW_EXCLUSIVE);
+	SharedMarkSet *set = lock_set(hash);
 	VirtualTransactionId running[SHARED_MARKS_WRITERS];
 	int			n = 0;
 
@@ -527,7 +520,7 @@ shared_marks_drain(uint32 hash, int64 scope_id)
 			w->procno != FENCING_MY_PROCNO && writer_running(w))
 			running[n++] = w->vxid;
 	}
-	LWLockRelease(lock);
+	SpinLockRelease(&set->mutex);
 	/* their slots stay: a wait cut short (lock_timeout) leaves them to the next raise */
 	for (int i = 0; i < n; i++)
 		(void) VirtualXactLock(running[i], true);
@@ -568,14 +561,14 @@ fencing_shared_marks_info(PG_FUNCTION_ARGS)
 		{
 			SharedMarkSet *set = &shared->sets[i];
 
-			LWLockAcquire(&set_locks[i].lock, LW_SHARED);
+			SpinLockAcquire(&set->mutex);
 			for (int w = 0; w < SHARED_MARKS_WAYS; w++)
 				if (set->ways[w].valid && set->ways[w].generation == generation)
 					entries++;
 			hits += pg_atomic_read_u64(&set->hits);
 			fills += set->fills;
 			forgets += set->forgets;
-			LWLockRelease(&set_locks[i].lock);
+			SpinLockRelease(&set->mutex);
 		}
 		values[0] = Int64GetDatum((int64) shared->nsets * SHARED_MARKS_WAYS);
 		values[1] = Int64GetDatum(entries);

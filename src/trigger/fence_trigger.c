@@ -263,13 +263,20 @@ row_token(HeapTuple tuple, TupleDesc desc, const FenceConfig *cfg, int64 *token)
 	return true;
 }
 
+/* Room for the text of an integer scope: scope_text() writes it there. */
+typedef struct ScopeDigits
+{
+	char		text[MAXINT8LEN + 1];
+} ScopeDigits;
+
 /*
  * The scope named by a scope column's value: its text form, without the
  * padding of char(n), as a cast to text gives it (and as fence_next_epoch()
- * is called with it).
+ * is called with it).  A number's text is written into *digits (no
+ * allocation on the write path); any other is palloc'd.
  */
 static char *
-scope_text(const FenceConfig *cfg, Datum value)
+scope_text(const FenceConfig *cfg, Datum value, ScopeDigits *digits)
 {
 	char	   *scope;
 
@@ -279,9 +286,8 @@ scope_text(const FenceConfig *cfg, Datum value)
 		int64		n = cfg->scope_int_type == INT8OID ? DatumGetInt64(value) :
 			cfg->scope_int_type == INT4OID ? DatumGetInt32(value) : DatumGetInt16(value);
 
-		scope = palloc(MAXINT8LEN + 1);
-		pg_lltoa(n, scope);
-		return scope;
+		pg_lltoa(n, digits->text);
+		return digits->text;
 	}
 	scope = OutputFunctionCall((FmgrInfo *) &cfg->scope_output, value);
 
@@ -295,9 +301,9 @@ scope_text(const FenceConfig *cfg, Datum value)
 	return scope;
 }
 
-/* The scope a row belongs to; NULL for tables fenced per row only. */
+/* The scope a row belongs to (an integer's text in *digits); NULL for tables fenced per row only. */
 static const char *
-row_scope(Relation rel, HeapTuple tuple, const FenceConfig *cfg)
+row_scope(Relation rel, HeapTuple tuple, const FenceConfig *cfg, ScopeDigits *digits)
 {
 	bool		isnull;
 	Datum		d;
@@ -316,7 +322,7 @@ row_scope(Relation rel, HeapTuple tuple, const FenceConfig *cfg)
 						cfg->scope_column, RelationGetRelationName(rel)),
 				 errdetail("Every row of a table fenced by a scope column belongs to a scope."),
 				 errtable(rel)));
-	scope = scope_text(cfg, d);
+	scope = scope_text(cfg, d, digits);
 	/* a number's text is never empty, too long or invalid */
 	if (cfg->scope_int_type == InvalidOid)
 		fencing_check_scope_name(scope);
@@ -399,12 +405,13 @@ column_offerer(Relation rel, const FenceConfig *cfg, const char *scope)
  * not through a view that gives it a DEFAULT (default_view: that view, or
  * InvalidOid; the rewriter fills the default in before any trigger runs).
  * Sets the role offering the token (security/scope_acl.h): the role that
- * declared it, or the current user writing the column.
+ * declared it, or the current user writing the column; and *in_row (unless
+ * NULL), whether newtuple's token column holds the token already.
  */
 static int64
 incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 			   HeapTuple newtuple, HeapTuple oldtuple, bool column_assigned,
-			   Oid default_view)
+			   Oid default_view, bool *in_row)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int64		declared;
@@ -424,6 +431,8 @@ incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 			reject_conflict(rel, cfg, scope, column, declared);
 		fencing_check_token(declared);
 		(void) scope_acl_set_offerer(declared_by);
+		if (in_row != NULL)
+			*in_row = has_column && column == declared;
 		return declared;
 	}
 	if (has_column && OidIsValid(default_view))
@@ -436,6 +445,8 @@ incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 		reject_missing(rel, cfg, scope);
 	fencing_check_token(column);
 	(void) scope_acl_set_offerer(column_offerer(rel, cfg, scope));
+	if (in_row != NULL)
+		*in_row = true;
 	return column;
 }
 
@@ -748,9 +759,11 @@ fence_insert(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 {
 	Relation	rel = trigdata->tg_relation;
 	HeapTuple	newtuple = trigdata->tg_trigtuple;
-	const char *scope = row_scope(rel, newtuple, cfg);
+	ScopeDigits digits;
+	const char *scope = row_scope(rel, newtuple, cfg, &digits);
+	bool		in_row;
 	int64		token = incoming_token(rel, cfg, scope, newtuple, NULL, true,
-									   default_view(rel, cfg, st));
+									   default_view(rel, cfg, st), &in_row);
 	ScopeHold  *hold;
 
 	if (!check_scope(rel, cfg, scope, token, &hold))
@@ -768,7 +781,7 @@ fence_insert(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 		if (has_deferred_raise_trigger(rel, trigdata->tg_trigger->tgfoid))
 		{
 			scope_mark_defer(hold, running_statement_defer_key(st, trigdata));
-			return store_token(rel, cfg, newtuple, token);
+			return in_row ? newtuple : store_token(rel, cfg, newtuple, token);
 		}
 		if (st->by == FIRED_BY_UNSEEN)
 			reject_unseen(rel, cfg, scope, st,
@@ -776,14 +789,15 @@ fence_insert(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 		reject_no_inserted_trigger(rel, cfg, scope, token);
 	}
 	confirm(rel, cfg, hold, false, token);
-	return store_token(rel, cfg, newtuple, token);
+	return in_row ? newtuple : store_token(rel, cfg, newtuple, token);
 }
 
 /* AFTER INSERT: the row was written; raise the mark its BEFORE trigger deferred. */
 static void
 fence_inserted(Relation rel, const FenceConfig *cfg, HeapTuple newtuple)
 {
-	const char *scope = row_scope(rel, newtuple, cfg);
+	ScopeDigits digits;
+	const char *scope = row_scope(rel, newtuple, cfg, &digits);
 	int64		token;
 	int64		declared;
 	Oid			declared_by;
@@ -802,12 +816,15 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 	Relation	rel = trigdata->tg_relation;
 	HeapTuple	oldtuple = trigdata->tg_trigtuple;
 	HeapTuple	newtuple = trigdata->tg_newtuple;
-	const char *new_scope = row_scope(rel, newtuple, cfg);
+	ScopeDigits new_digits;
+	ScopeDigits old_digits;
+	const char *new_scope = row_scope(rel, newtuple, cfg, &new_digits);
 	const char *old_scope = scope_unchanged(rel, cfg, oldtuple, newtuple) ?
-		new_scope : row_scope(rel, oldtuple, cfg);
+		new_scope : row_scope(rel, oldtuple, cfg, &old_digits);
 	int64		token;			/* for new_scope, and stored in the row */
 	int64		old_token;		/* for old_scope, and the row's own mark */
 	bool		assigned;
+	bool		in_row;			/* newtuple holds token */
 	Oid			new_offerer;	/* the role that offered token */
 	Oid			old_offerer;	/* the role that offered old_token */
 	ScopeHold  *new_hold;
@@ -819,7 +836,8 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 		unseen_update_assigns_token(trigdata, cfg, new_scope, st) :
 		assigns == ASSIGNS_YES;
 	token = incoming_token(rel, cfg, new_scope, newtuple, oldtuple, assigned,
-						   assigns == ASSIGNS_YES ? default_view(rel, cfg, st) : InvalidOid);
+						   assigns == ASSIGNS_YES ? default_view(rel, cfg, st) : InvalidOid,
+						   &in_row);
 	new_offerer = scope_acl_offerer();
 	old_token = token;
 	old_offerer = new_offerer;
@@ -858,7 +876,7 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 	moving_row.token = old_token;
 	moving_row.offerer = old_offerer;
 
-	return store_token(rel, cfg, newtuple, token);
+	return in_row ? newtuple : store_token(rel, cfg, newtuple, token);
 }
 
 /*
@@ -889,7 +907,8 @@ fence_delete(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 {
 	Relation	rel = trigdata->tg_relation;
 	HeapTuple	oldtuple = trigdata->tg_trigtuple;
-	const char *scope = row_scope(rel, oldtuple, cfg);
+	ScopeDigits digits;
+	const char *scope = row_scope(rel, oldtuple, cfg, &digits);
 	int64		token;
 	ScopeHold  *hold;
 	bool		raises_row;
@@ -906,7 +925,7 @@ fence_delete(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 		moving_row.statement = 0;
 	}
 	else
-		token = incoming_token(rel, cfg, scope, NULL, oldtuple, false, InvalidOid);
+		token = incoming_token(rel, cfg, scope, NULL, oldtuple, false, InvalidOid, NULL);
 
 	if (!check_scope(rel, cfg, scope, token, &hold))
 		return NULL;
@@ -953,11 +972,13 @@ scan_truncated(Relation r, const FenceConfig *cfg, AttrNumber attnum, TruncatedR
 			continue;
 		if (cfg->scope_kind == FENCE_SCOPE_COLUMN)
 		{
-			char	   *scope = scope_text(cfg, d);
+			ScopeDigits digits;
+			char	   *scope = scope_text(cfg, d, &digits);
 
 			fencing_check_scope_name(scope);
 			(void) hash_search(rows->scopes, scope, HASH_ENTER, NULL);
-			pfree(scope);
+			if (scope != digits.text)
+				pfree(scope);
 		}
 		else
 		{
@@ -1087,13 +1108,13 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 
 	if (cfg->scope_kind == FENCE_SCOPE_CONSTANT)
 	{
-		token = incoming_token(rel, cfg, cfg->scope_name, NULL, NULL, false, InvalidOid);
+		token = incoming_token(rel, cfg, cfg->scope_name, NULL, NULL, false, InvalidOid, NULL);
 		if (!scope_mark_admit(cfg->scope_name, token, &mark, rel, false))
 			(void) reject_stale(rel, &strict, cfg->scope_name, token, mark, false);
 		return;
 	}
 	if (cfg->scope_kind == FENCE_SCOPE_NONE)
-		token = incoming_token(rel, cfg, NULL, NULL, NULL, false, InvalidOid);
+		token = incoming_token(rel, cfg, NULL, NULL, NULL, false, InvalidOid, NULL);
 	else if (!declared_token_any())
 		reject_missing(rel, cfg, NULL);
 
@@ -1114,7 +1135,7 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 		qsort(names, n, sizeof(char *), compare_scope_names);
 		for (i = 0; i < n; i++)
 		{
-			token = incoming_token(rel, cfg, names[i], NULL, NULL, false, InvalidOid);
+			token = incoming_token(rel, cfg, names[i], NULL, NULL, false, InvalidOid, NULL);
 			if (!scope_mark_admit(names[i], token, &mark, rel, true))
 				(void) reject_stale(rel, &strict, names[i], token, mark, false);
 		}
@@ -1158,6 +1179,7 @@ static void
 count_bypass(Relation rel, const FenceConfig *cfg, HeapTuple tuple)
 {
 	const char *scope = NULL;
+	ScopeDigits digits;
 
 	if (cfg->scope_kind == FENCE_SCOPE_CONSTANT)
 		scope = cfg->scope_name;
@@ -1168,7 +1190,7 @@ count_bypass(Relation rel, const FenceConfig *cfg, HeapTuple tuple)
 
 		/* no error here: the bypass lets even a row without a scope through */
 		if (!isnull)
-			scope = scope_text(cfg, d);
+			scope = scope_text(cfg, d, &digits);
 		if (scope != NULL && (scope[0] == '\0' || strlen(scope) > FENCING_SCOPE_MAX_LEN))
 			scope = NULL;
 	}
