@@ -62,9 +62,10 @@ PGFILEDESC = "fencing - fencing tokens enforced by the database"
 PG_CPPFLAGS = -I$(srcdir)/src '-DPGDLLEXPORT=__attribute__((visibility("default")))'
 # PG headers have unused parameters. -Werror only when asked (our tests set
 # FENCING_WERROR=1): a distribution's compiler may warn where ours does not.
-# Link-time optimisation lets the compiler inline the small functions one
-# file asks of another (an offerer set, a mark looked up) on the write path.
-PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -fvisibility=hidden -flto=auto $(if $(FENCING_WERROR),-Werror)
+# The write path is many small functions across files (an offerer set, a
+# mark looked up): link-time optimisation and -O3 (after the server's -O2,
+# so it wins) inline them; about 140 instructions of a one-row UPDATE.
+PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -fvisibility=hidden -flto=auto -O3 $(if $(FENCING_WERROR),-Werror)
 
 REGRESS = $(basename $(notdir $(sort $(wildcard $(srcdir)/sql/*.sql))))
 ISOLATION = $(basename $(notdir $(sort $(wildcard $(srcdir)/test/isolation/specs/*.spec))))
