@@ -279,16 +279,26 @@ INSERT INTO by_hand VALUES (4, 4);
 \echo :LAST_ERROR_SQLSTATE
 SELECT fencing.trigger_arguments(tgargs) FROM pg_trigger WHERE tgname = 'packed_badly';
 DROP TRIGGER packed_badly ON by_hand;
-CREATE TRIGGER packed_null BEFORE INSERT ON by_hand
-  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{token,null,row}');
-INSERT INTO by_hand VALUES (4, 4);
-\echo :LAST_ERROR_SQLSTATE
-DROP TRIGGER packed_null ON by_hand;
-CREATE TRIGGER packed_short BEFORE INSERT ON by_hand
-  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{token,error}');
-INSERT INTO by_hand VALUES (4, 4);
-\echo :LAST_ERROR_SQLSTATE
-DROP TRIGGER packed_short ON by_hand;
+DO $$
+DECLARE
+    arg text;
+    detail text;
+BEGIN
+    FOREACH arg IN ARRAY ARRAY['{token,null,row}', '{token,"",row}', '{token,error}', 'token']
+    LOOP
+        EXECUTE format('CREATE TRIGGER packed_other BEFORE INSERT ON by_hand '
+                       'FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%L)', arg);
+        BEGIN
+            INSERT INTO by_hand VALUES (4, 4);
+            RAISE NOTICE '%: written', arg;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+            RAISE NOTICE '%: % (%) %', arg, SQLERRM, SQLSTATE, detail;
+        END;
+        DROP TRIGGER packed_other ON by_hand;
+    END LOOP;
+END
+$$;
 
 -- unprotect removes the fence
 SELECT fencing.unprotect('small_tok');
