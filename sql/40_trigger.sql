@@ -300,6 +300,44 @@ BEGIN
 END
 $$;
 
+-- protected_tables reads the token source where the trigger does (after
+-- the fixed arguments): a scope, or a token column, named tokens=declared
+-- does not make the fence take declared tokens only, nor the view say so
+CREATE TABLE named_like_source (id int PRIMARY KEY, tok bigint, "tokens=declared" bigint);
+SELECT fencing.protect('named_like_source', 'tok', scope => 'tokens=declared');
+SELECT scope, tokens FROM fencing.protected_tables WHERE relation = 'named_like_source'::regclass;
+SELECT fencing.protect('named_like_source', 'tokens=declared');
+SELECT token_column, tokens FROM fencing.protected_tables WHERE relation = 'named_like_source'::regclass;
+SELECT fencing.protect('named_like_source', 'tokens=declared', tokens => 'declared');
+SELECT token_column, tokens FROM fencing.protected_tables WHERE relation = 'named_like_source'::regclass;
+DROP TABLE named_like_source;
+-- a zz_fence_row that does not judge every write before it is made (AFTER,
+-- some events only, UPDATE OF some columns) shows a configuration the fence
+-- does not enforce: a problem, whatever the other fence triggers judge
+CREATE TABLE odd_fence (id int PRIMARY KEY, tok bigint, v text);
+CREATE TRIGGER zz_fence_truncate BEFORE TRUNCATE ON odd_fence
+  EXECUTE FUNCTION fencing.fence_trigger();
+CREATE TRIGGER aa_fence BEFORE INSERT OR UPDATE OR DELETE ON odd_fence
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,row}');
+CREATE TRIGGER zz_fence_row AFTER INSERT ON odd_fence
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,scope,jobs}');
+ALTER TABLE odd_fence ENABLE ALWAYS TRIGGER zz_fence_row, ENABLE ALWAYS TRIGGER zz_fence_truncate;
+SELECT scope, enabled, problem FROM fencing.protected_tables WHERE relation = 'odd_fence'::regclass;
+DROP TRIGGER zz_fence_row ON odd_fence;
+CREATE TRIGGER zz_fence_row BEFORE INSERT OR DELETE ON odd_fence
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,row}');
+ALTER TABLE odd_fence ENABLE ALWAYS TRIGGER zz_fence_row;
+SELECT enabled, problem FROM fencing.protected_tables WHERE relation = 'odd_fence'::regclass;
+DROP TRIGGER zz_fence_row ON odd_fence;
+CREATE TRIGGER zz_fence_row BEFORE INSERT OR UPDATE OF id OR DELETE ON odd_fence
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,row}');
+ALTER TABLE odd_fence ENABLE ALWAYS TRIGGER zz_fence_row;
+SELECT enabled, problem FROM fencing.protected_tables WHERE relation = 'odd_fence'::regclass;
+SELECT "check", object FROM fencing.health WHERE object = 'odd_fence';
+SELECT fencing.protect('odd_fence', 'tok');
+SELECT enabled, problem FROM fencing.protected_tables WHERE relation = 'odd_fence'::regclass;
+DROP TABLE odd_fence;
+
 -- unprotect removes the fence
 SELECT fencing.unprotect('small_tok');
 INSERT INTO small_tok (id) VALUES (2);

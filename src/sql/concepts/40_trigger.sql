@@ -77,7 +77,9 @@ SELECT t.tgrelid::pg_catalog.regclass AS relation,
        CASE a.args[3] WHEN 'column' THEN a.args[4]::name END AS scope_column,
        a.args[2] AS on_stale,
        p.problem IS NULL AS enabled,
-       CASE WHEN 'tokens=declared' OPERATOR(pg_catalog.=) ANY (a.args)
+       -- the token source follows the fixed arguments (3 for row, else 4)
+       CASE WHEN a.args[CASE a.args[3] WHEN 'row' THEN 4 ELSE 5 END]
+                 OPERATOR(pg_catalog.=) 'tokens=declared'
             THEN 'declared' ELSE 'column' END AS tokens,
        p.problem
 FROM pg_catalog.pg_trigger t
@@ -96,6 +98,11 @@ CROSS JOIN LATERAL (
                                     OR r.tgqual IS NOT NULL THEN 'the fence trigger does not fire'
                                WHEN r.tgenabled OPERATOR(pg_catalog.<>) 'A'
                                     THEN 'the fence trigger is not enabled ALWAYS'
+                               -- type bits ROW 1, BEFORE 2, INSERT 4, DELETE 8, UPDATE 16 (TRUNCATE 32, INSTEAD 64)
+                               WHEN (r.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 127) OPERATOR(pg_catalog.<>) 31
+                                    THEN 'the fence trigger is not BEFORE INSERT OR UPDATE OR DELETE FOR EACH ROW'
+                               WHEN pg_catalog.cardinality(r.tgattr::pg_catalog.int2[]) OPERATOR(pg_catalog.>) 0
+                                    THEN 'the fence trigger fires for UPDATE OF some columns only'
                                WHEN tr.tgenabled IS NULL THEN 'TRUNCATE is not fenced'
                                WHEN tr.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
                                     OR tr.tgqual IS NOT NULL THEN 'the TRUNCATE fence does not fire'
