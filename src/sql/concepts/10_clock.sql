@@ -23,7 +23,9 @@ CREATE TABLE fencing.terms (
     issued_by name NOT NULL,
     CONSTRAINT terms_pkey PRIMARY KEY (scope, epoch)
 );
-CREATE INDEX terms_epoch_idx ON fencing.terms (epoch);
+-- No other index: every term issued writes one entry per index, and the
+-- extension looks terms up by scope and epoch only (an issued token,
+-- ZF003; retention, per scope).  1.2 to 1.3 had one on epoch alone.
 COMMENT ON TABLE fencing.terms IS 'Every term issued, with its holder and time. Written only by the extension; old terms are deleted only by fencing.prune_terms().';
 SELECT pg_catalog.pg_extension_config_dump('fencing.terms', '');
 -- readable row by row as the scope's privileges say (50_security.sql)
