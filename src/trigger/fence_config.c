@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * fence_config.c
- *	  Checking the fence trigger's arguments against its table, once.
+ *	  Checking the fence trigger's arguments against its table, once; and
+ *	  the one argument, a text array literal, protect() packs them into.
  *
  * The same checks run when fencing.protect() installs the trigger and when a
  * trigger created by hand first fires.  Results are cached per trigger and
