@@ -41,7 +41,8 @@
  * keep the whole name, so two scopes whose hashes collide never share one.
  * Scope names are chosen by tenants: names picked to fall into one set can
  * make the other scopes of that set miss (and read fencing.scopes) more
- * often, and queue briefly on its lock; they never change a verdict.
+ * often, and spin briefly on its lock (held for a scan of one set, never
+ * for a wait); they never change a verdict.
  * Scopes are per database: the database is part of the key.
  *
  * Writers at the mark, registered.  With the library preloaded a write at a

@@ -161,6 +161,8 @@ bool
 fence_config_unpack(const char *arg, int *nargs, char ***args)
 {
 	const char *c = arg;
+	/* the elements unescaped, each ended by a NUL where its separator was */
+	char	   *out = palloc(strlen(arg) + 1);
 	List	   *items = NIL;
 	ListCell   *lc;
 	int			i = 0;
@@ -169,9 +171,8 @@ fence_config_unpack(const char *arg, int *nargs, char ***args)
 		return false;
 	for (;;)
 	{
-		StringInfoData item;
+		char	   *item = out;
 
-		initStringInfo(&item);
 		c = skip_space(c);
 		if (*c == '"')
 		{
@@ -181,21 +182,23 @@ fence_config_unpack(const char *arg, int *nargs, char ***args)
 					c++;
 				if (*c == '\0')
 					return false;
-				appendStringInfoChar(&item, *c);
+				*out++ = *c;
 			}
 			c = skip_space(c + 1);
 		}
 		else
 		{
-			for (; *c != '\0' && strchr("{}\",\\", *c) == NULL; c++)
-				appendStringInfoChar(&item, *c);
+			while (*c != '\0' && strchr("{}\",\\", *c) == NULL)
+				*out++ = *c++;
 			/* white space around an unquoted element is not part of it */
-			while (item.len > 0 && scanner_isspace(item.data[item.len - 1]))
-				item.data[--item.len] = '\0';
-			if (item.len == 0 || pg_strcasecmp(item.data, "NULL") == 0)
+			while (out > item && scanner_isspace(out[-1]))
+				out--;
+			*out = '\0';
+			if (out == item || pg_strcasecmp(item, "NULL") == 0)
 				return false;
 		}
-		items = lappend(items, item.data);
+		*out++ = '\0';
+		items = lappend(items, item);
 		if (*c == '}' && *skip_space(c + 1) == '\0')
 			break;
 		if (*c++ != ',')
