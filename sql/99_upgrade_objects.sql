@@ -5,7 +5,7 @@
 -- name), policies, triggers, event triggers, sequences, comments, owners,
 -- ACLs, the initial privileges pg_dump compares ACLs with (pg_init_privs),
 -- persistence, and the tables pg_dump keeps.  A fresh install runs
--- fencing--1.4.sql, which make builds from src/sql/concepts/; an upgraded
+-- fencing--1.5.sql, which make builds from src/sql/concepts/; an upgraded
 -- one runs the scripts of src/sql/upgrade/: CREATE EXTENSION fencing VERSION
 -- '1.2' runs fencing--1.0.sql, fencing--1.0--1.1.sql and fencing--1.1--1.2.sql
 -- (of the older versions only 1.0 has an install script), and ALTER EXTENSION
@@ -18,6 +18,7 @@ CREATE DATABASE fencing_from_1_0;
 CREATE DATABASE fencing_from_1_1;
 CREATE DATABASE fencing_from_1_2;
 CREATE DATABASE fencing_from_1_3;
+CREATE DATABASE fencing_from_1_4;
 RESET client_min_messages;
 
 -- one line per property of every object of the extension
@@ -74,9 +75,19 @@ SELECT extversion FROM pg_extension WHERE extname = 'fencing';
 :listing \gset upgraded_
 :compare
 
+\c fencing_from_1_4
+SET client_min_messages = warning;
+CREATE EXTENSION fencing VERSION '1.4';
+ALTER EXTENSION fencing UPDATE;
+RESET client_min_messages;
+SELECT extversion FROM pg_extension WHERE extname = 'fencing';
+:listing \gset upgraded_
+:compare
+
 \c :regress_db
 DROP DATABASE fencing_fresh;
 DROP DATABASE fencing_from_1_0;
 DROP DATABASE fencing_from_1_1;
 DROP DATABASE fencing_from_1_2;
 DROP DATABASE fencing_from_1_3;
+DROP DATABASE fencing_from_1_4;
