@@ -155,4 +155,6 @@ ROLLBACK;
 
 DROP SCHEMA surface CASCADE;
 DELETE FROM fencing.scopes WHERE scope = 'surface-victim';
+-- protect() gave the owners of the tables it fenced EXECUTE on the fence
+DROP OWNED BY regress_surface_victim, regress_surface_stranger;
 DROP ROLE regress_surface_victim, regress_surface_stranger;

@@ -235,4 +235,6 @@ ROLLBACK;
 
 DROP TABLE per_row, per_scope, parted_rows, parted_scopes;
 DROP SCHEMA truncator CASCADE;
+-- protect() gave the owner of the tables it fenced EXECUTE on the fence
+DROP OWNED BY regress_truncator;
 DROP ROLE regress_truncator;

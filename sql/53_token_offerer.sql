@@ -486,6 +486,8 @@ SELECT fencing.revoke_scope('regress-offerer-e1', 'write', 'regress_offerer_writ
 SELECT fencing.alter_scope_owner(scope, current_user::regrole)
   FROM fencing.scopes WHERE scope LIKE 'regress-offerer-%' ORDER BY scope;
 REVOKE EXECUTE ON FUNCTION fencing.create_scope(text, text, regrole) FROM regress_offerer_owner;
+-- protect() gave the owners of the tables it fenced EXECUTE on the fence
+DROP OWNED BY regress_offerer_owner, regress_offerer_mallory;
 DROP ROLE regress_offerer_owner;
 DROP ROLE regress_offerer_mallory;
 DROP ROLE regress_offerer_writer;

@@ -118,16 +118,14 @@ apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact,
 {
 	ScopeInfo	info;
 	int64		old_mark;
-	Oid			saved_user;
-	int			saved_context;
+	FencingUserContext uctx;
 
 	/* a scope new to this node is created as the coordinator's owner's */
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	fencing_become_role(owner, &uctx);
 	old_mark = scope_mark_lock_exclusive(scope,
 										 issued ? SCOPE_MISSING_CREATE_ISSUED : SCOPE_MISSING_CREATE_EXTERNAL,
 										 SCOPE_PRIV_OWNER, NULL);
-	SetUserIdAndSecContext(saved_user, saved_context);
+	fencing_restore_user(&uctx);
 
 	if (old_mark == SCOPE_MARK_NONE || mark > old_mark || (exact && mark != old_mark))
 		scope_mark_store(scope, mark);

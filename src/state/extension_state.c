@@ -152,6 +152,40 @@ fencing_become_owner(FencingUserContext *ctx)
 						   SECURITY_NOFORCE_RLS);
 }
 
+/*
+ * As a relation's owner, as a security-restricted operation (as VACUUM,
+ * ANALYZE and CREATE INDEX run a table's code): the owner's functions that
+ * DDL evaluates (a partition key's expression folded while the relcache
+ * builds it, an index expression) run as the role that wrote them and
+ * cannot change the session's role or leave state behind.
+ */
+void
+fencing_become_relation_owner(Oid relid, FencingUserContext *ctx)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	GetUserIdAndSecContext(&ctx->saved_userid, &ctx->saved_sec_context);
+	SetUserIdAndSecContext(owner,
+						   ctx->saved_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+/* As a role of a user's, for our own statements only (no security restriction). */
+void
+fencing_become_role(Oid role, FencingUserContext *ctx)
+{
+	GetUserIdAndSecContext(&ctx->saved_userid, &ctx->saved_sec_context);
+	SetUserIdAndSecContext(role, ctx->saved_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+}
+
 void
 fencing_restore_user(const FencingUserContext *ctx)
 {
@@ -196,18 +230,18 @@ fencing_saved_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
  *     policy calls fencing.may_read(), C).  Values a user chose are
  *     parameters, never SQL text.
  *   - epoch_clock.c calls setval() on fencing.epoch_seq, ours.
- *   - protect.c runs CREATE TRIGGER ... fencing.fence_trigger() as the
- *     owner (PUBLIC may not execute the fence), only after checking that
- *     the caller owns the table (may put triggers on each partition);
- *     CREATE TRIGGER evaluates nothing of the table.  Its DROP TRIGGER and
- *     everything else run as the caller.
+ *   - protect.c grants EXECUTE on fencing.fence_trigger() (ours) to the
+ *     owner of a table it fences; the fence's DDL about the table itself
+ *     runs as the table's owner (fencing_become_relation_owner()), never
+ *     as ours: DDL can evaluate the table's own code.
  *   - Nothing reads a user's table as the owner: the TRUNCATE fence
  *     (fence_trigger.c) reads the truncated table's heap directly, with no
  *     query, as the caller.  Direct row access (direct_row.c, lease.c)
  *     touches only our tables.
- *   - fencing.fence_new_partitions(), the event trigger, is SECURITY
- *     DEFINER: it reads only catalogs and calls protect_new_partitions(),
- *     which is protect()'s CREATE TRIGGER for new partitions.
+ *   - fencing.fence_new_partitions(), the event trigger, runs as the role
+ *     whose DDL fired it (1.5; SECURITY DEFINER before).
+ * test/stages/check_layers lists every caller of a switch and fails on a
+ * new one.
  */
 void
 fencing_spi_connect_as_owner(FencingUserContext *uctx)

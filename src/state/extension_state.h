@@ -100,6 +100,19 @@ typedef struct FencingUserContext
 extern void fencing_become_owner(FencingUserContext *ctx);
 extern void fencing_restore_user(const FencingUserContext *ctx);
 
+/*
+ * The other switches of role, here too (test/stages/check_layers lists
+ * every caller of these three and fails on a new one):
+ *   - to a relation's owner, for DDL about that relation (protect.c), as
+ *     Postgres's maintenance commands do: whatever of the relation the DDL
+ *     evaluates runs with its owner's rights, never with ours or the
+ *     caller's;
+ *   - to a role a Citus coordinator fed, to create its scope as that role
+ *     (cluster_apply.c).
+ */
+extern void fencing_become_relation_owner(Oid relid, FencingUserContext *ctx);
+extern void fencing_become_role(Oid role, FencingUserContext *ctx);
+
 /* A saved SPI plan for a fixed statement of ours; caller must be connected. */
 extern SPIPlanPtr fencing_saved_plan(SPIPlanPtr *slot, const char *sql,
 									 int nargs, Oid *argtypes);

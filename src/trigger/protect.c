@@ -14,9 +14,17 @@
  * any lock on it (as core DDL does): otherwise any role could hold a lock on
  * a table it cannot touch, a catalog even.  protect() with a fixed scope
  * also needs the "write" privilege on the scope (security/scope_acl.c).
- * PUBLIC may not execute the fence function, so the triggers are created
- * as the extension's owner, once the caller's rights are checked; they are
- * dropped as the caller.
+ * The fence's DDL about a table (CREATE, DROP and ALTER of its triggers)
+ * runs as the table's owner, never as the extension's owner or the caller:
+ * DDL can run the table's own code (a partition key's expression, folded
+ * while the relcache builds it), which must run with its writer's rights.
+ * PUBLIC may not execute the fence function: the owner of a table this
+ * fences gets EXECUTE (the one statement here run as the extension's
+ * owner, on the extension's function only).
+ *
+ * Partitions created or attached later get the TRUNCATE trigger from the
+ * event trigger, as the role whose command made them, and only those the
+ * command made: a restore recreates each partition's own trigger itself.
  *
  * Every fence trigger fires ALWAYS, also under session_replication_role =
  * replica: there the fence itself decides who may write unchecked
@@ -41,6 +49,7 @@
 #include "catalog/objectaddress.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
@@ -50,6 +59,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "parser/parse_func.h"
+#include "tcop/deparse_utility.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -105,26 +115,70 @@ qualified_name(Oid relid)
 									  get_rel_name(relid));
 }
 
+/* OID of fencing.fence_trigger(). */
+static Oid
+fence_trigger_oid(void)
+{
+	return DatumGetObjectId(DirectFunctionCall1(regprocedurein,
+												CStringGetDatum("fencing.fence_trigger()")));
+}
+
 /*
- * CREATE TRIGGER ... EXECUTE FUNCTION fencing.fence_trigger(): PUBLIC may not
- * execute the fence (a trigger made by hand could bind any table to any
- * scope), so the statement runs as the extension's owner, after the caller's
- * right to put a trigger on the table was checked (require_table_owner(),
- * require_trigger_right()).  As a security-restricted operation, as
- * Postgres's own maintenance commands run as a table's owner: CREATE TRIGGER
- * runs no code of the table's (no query, no expression of it: our triggers'
- * only WHEN condition is fencing.raise_pending()), and the restriction keeps
- * anything that would run from changing the session's role or leaving
- * session state behind.
+ * PUBLIC may not execute the fence (a trigger made by hand on a table one
+ * does not own cannot be made at all; on one's own table it could bind it
+ * to any scope with any configuration): the owner of a table protect()
+ * fences gets EXECUTE, so that the fence's DDL can run as that owner.  It
+ * lets the owner do by hand no more than protect() would: the fence checks
+ * the table owner's right to the scope at every write, whoever made the
+ * trigger (fence_config.c).  The GRANT runs as the extension's owner and
+ * touches only the extension's function.  Superusers need none.
  */
 static void
-run_ddl_as_owner(const char *sql)
+allow_fence_for(Oid role)
 {
 	FencingUserContext uctx;
 
+	if (superuser_arg(role) ||
+		pg_proc_aclcheck(fence_trigger_oid(), role, ACL_EXECUTE) == ACLCHECK_OK)
+		return;
 	fencing_become_owner(&uctx);
+	run_ddl(psprintf("GRANT EXECUTE ON FUNCTION fencing.fence_trigger() TO %s",
+					 quote_identifier(GetUserNameFromId(role, false))));
+	fencing_restore_user(&uctx);
+}
+
+/*
+ * The fence's DDL on a relation (CREATE, DROP, ALTER ... TRIGGER) runs as
+ * the relation's owner, after the caller's right to it was checked
+ * (require_table_owner(), require_trigger_right()), never as the
+ * extension's owner or the caller: DDL about a relation can evaluate the
+ * relation's own code (CREATE TRIGGER on a partitioned table recurses into
+ * the partitions and builds the partition key, folding its expression,
+ * which may call the owner's functions), and that code must run with the
+ * rights of the role that wrote it, as in Postgres's maintenance commands
+ * (a security-restricted operation: extension_state.c).
+ */
+static void
+run_ddl_as_relation_owner(Oid relid, const char *sql)
+{
+	FencingUserContext uctx;
+
+	fencing_become_relation_owner(relid, &uctx);
 	run_ddl(sql);
 	fencing_restore_user(&uctx);
+}
+
+/* The same for DDL that names the fence: its owner may execute it. */
+static void
+run_fence_ddl(Oid relid, const char *sql)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	allow_fence_for(((Form_pg_class) GETSTRUCT(tup))->relowner);
+	ReleaseSysCache(tup);
+	run_ddl_as_relation_owner(relid, sql);
 }
 
 /*
@@ -231,7 +285,7 @@ static void
 create_named_truncate_trigger(Oid relid, const char *tgname)
 {
 	require_trigger_right(relid);
-	run_ddl_as_owner(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
+	run_fence_ddl(relid, psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
 							  "FOR EACH STATEMENT EXECUTE FUNCTION fencing.fence_trigger()",
 							  quote_identifier(tgname), qualified_name(relid)));
 	fire_always(relid, tgname);
@@ -249,11 +303,11 @@ drop_fence_triggers(Oid relid, bool row_trigger)
 	char	   *name = qualified_name(relid);
 
 	if (row_trigger && OidIsValid(get_trigger_oid(relid, ROW_TRIGGER_NAME, true)))
-		run_ddl(psprintf("DROP TRIGGER %s ON %s", ROW_TRIGGER_NAME, name));
+		run_ddl_as_relation_owner(relid, psprintf("DROP TRIGGER %s ON %s", ROW_TRIGGER_NAME, name));
 	if (row_trigger && OidIsValid(get_trigger_oid(relid, INSERTED_TRIGGER_NAME, true)))
-		run_ddl(psprintf("DROP TRIGGER %s ON %s", INSERTED_TRIGGER_NAME, name));
+		run_ddl_as_relation_owner(relid, psprintf("DROP TRIGGER %s ON %s", INSERTED_TRIGGER_NAME, name));
 	if (OidIsValid(get_trigger_oid(relid, TRUNCATE_TRIGGER_NAME, true)))
-		run_ddl(psprintf("DROP TRIGGER %s ON %s", TRUNCATE_TRIGGER_NAME, name));
+		run_ddl_as_relation_owner(relid, psprintf("DROP TRIGGER %s ON %s", TRUNCATE_TRIGGER_NAME, name));
 }
 
 /* Every partition below a partitioned table, at any depth, without it. */
@@ -288,7 +342,7 @@ enable_always_on_shards(Oid relid)
 	for (int i = 0; i < (int) lengthof(names); i++)
 	{
 		if (OidIsValid(get_trigger_oid(relid, names[i], true)))
-			run_ddl_as_owner(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
+			run_ddl_as_relation_owner(relid, psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
 									  qualified_name(relid), names[i]));
 	}
 }
@@ -311,7 +365,6 @@ fencing_protect(PG_FUNCTION_ARGS)
 	List	   *partitions;
 	ListCell   *lc;
 	Oid			owner;
-	Oid			partition_owner;
 	bool		citus_table;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
@@ -385,7 +438,6 @@ fencing_protect(PG_FUNCTION_ARGS)
 		table_close(part, NoLock);
 	}
 	owner = rel->rd_rel->relowner;
-	partition_owner = rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE ? owner : InvalidOid;
 	table_close(rel, NoLock);
 	citus_table = citus_is_citus_table(relid);
 
@@ -397,7 +449,7 @@ fencing_protect(PG_FUNCTION_ARGS)
 	drop_fence_triggers(relid, true);
 	foreach(lc, partitions)
 		drop_fence_triggers(lfirst_oid(lc), false);
-	run_ddl_as_owner(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
+	run_fence_ddl(relid, psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
 							  "FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger(%s)",
 							  ROW_TRIGGER_NAME, qualified_name(relid), arglist));
 	/*
@@ -411,7 +463,7 @@ fencing_protect(PG_FUNCTION_ARGS)
 		OidIsValid(LookupFuncName(list_make2(makeString(FENCING_SCHEMA),
 											 makeString("raise_pending")),
 								  0, NULL, true)))
-		run_ddl_as_owner(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
+		run_fence_ddl(relid, psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
 								  "WHEN (fencing.raise_pending()) "
 								  "EXECUTE FUNCTION fencing.fence_trigger()",
 								  INSERTED_TRIGGER_NAME, qualified_name(relid)));
@@ -432,14 +484,8 @@ fencing_protect(PG_FUNCTION_ARGS)
 	/*
 	 * Postgres copies the row trigger onto a partition created or attached
 	 * later with the rights of the role doing it, EXECUTE on the fence
-	 * included: the owner of a protected partitioned table gets it.  It lets
-	 * that role do by hand no more than protect() would: the fence checks
-	 * the table owner's right to the scope at every write, whoever made the
-	 * trigger (fence_config.c).
+	 * included: the owner of the table got it above (allow_fence_for()).
 	 */
-	if (OidIsValid(partition_owner) && !superuser_arg(partition_owner))
-		run_ddl_as_owner(psprintf("GRANT EXECUTE ON FUNCTION fencing.fence_trigger() TO %s",
-								  quote_identifier(GetUserNameFromId(partition_owner, false))));
 	if (!superuser_arg(owner) && OidIsValid(get_extension_oid("citus", true)))
 		grant_fence_on_every_node(owner);
 	SPI_finish();
@@ -476,14 +522,6 @@ fencing_unprotect(PG_FUNCTION_ARGS)
 	SPI_finish();
 
 	PG_RETURN_VOID();
-}
-
-/* OID of fencing.fence_trigger(). */
-static Oid
-fence_trigger_oid(void)
-{
-	return DatumGetObjectId(DirectFunctionCall1(regprocedurein,
-												CStringGetDatum("fencing.fence_trigger()")));
 }
 
 /* Our TRUNCATE trigger on a relation, if it has one. */
@@ -629,6 +667,131 @@ fencing_protect_new_partitions(PG_FUNCTION_ARGS)
 			}
 		}
 		table_close(rel, NoLock);
+	}
+	SPI_finish();
+	PG_RETURN_INT32(added);
+}
+
+/*
+ * The partitions a DDL command created or attached: CREATE TABLE ...
+ * PARTITION OF, and each ALTER TABLE ... ATTACH PARTITION of the command.
+ */
+static List *
+partitions_added_by(Oid parent, const CollectedCommand *cmd)
+{
+	List	   *added = NIL;
+	ListCell   *lc;
+
+	if (cmd->type == SCT_Simple && cmd->parsetree != NULL &&
+		IsA(cmd->parsetree, CreateStmt) &&
+		((CreateStmt *) cmd->parsetree)->partbound != NULL &&
+		cmd->d.simple.address.classId == RelationRelationId)
+		return list_make1_oid(cmd->d.simple.address.objectId);
+	if (cmd->type != SCT_AlterTable)
+		return NIL;
+	foreach(lc, cmd->d.alterTable.subcmds)
+	{
+		CollectedATSubcmd *sub = (CollectedATSubcmd *) lfirst(lc);
+
+		AlterTableCmd *atc = (AlterTableCmd *) sub->parsetree;
+		Oid			part;
+
+		if (atc == NULL || !IsA(atc, AlterTableCmd) || atc->subtype != AT_AttachPartition)
+			continue;
+		/*
+		 * Servers before 18 collect the subcommand without the partition's
+		 * address: its name then, resolved as the command resolved it (the
+		 * event trigger keeps the caller's search_path), and taken only if
+		 * it is a partition of the table now.
+		 */
+		if (sub->address.classId == RelationRelationId && OidIsValid(sub->address.objectId))
+			part = sub->address.objectId;
+		else
+			part = RangeVarGetRelid(((PartitionCmd *) atc->def)->name, NoLock, true);
+		if (OidIsValid(part) && get_partition_parent(part, true) == parent)
+			added = lappend_oid(added, part);
+	}
+	return added;
+}
+
+FENCING_FUNCTION(fencing_protect_command_partitions);
+
+/*
+ * fencing.protect_new_partitions(relation regclass, command pg_ddl_command),
+ * called by the event trigger for each table a CREATE TABLE or ALTER TABLE
+ * touched, as the role that ran it:
+ *   - every fence trigger of the table and of the tables below it is
+ *     checked against its table (an ALTER TABLE that breaks a fence, a
+ *     DEFAULT on a token column, fails at once);
+ *   - a partition this very command created or attached below a table with
+ *     the TRUNCATE fence gets it, and so does every table below it.  Only
+ *     those: a restore (pg_restore, psql with a plain dump, pg_upgrade)
+ *     recreates each partition's own trigger after its parent's, and an
+ *     ALTER TABLE of the parent in between (ENABLE ALWAYS TRIGGER) must not
+ *     create it first;
+ *   - on Citus, a shard of a table protected after distribution gets its
+ *     TRUNCATE fence (protect_citus_shard()).
+ * No pg_ddl_command can be written in SQL: only an event trigger has one.
+ */
+Datum
+fencing_protect_command_partitions(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	const CollectedCommand *cmd = (const CollectedCommand *) PG_GETARG_POINTER(1);
+	List	   *tree;
+	List	   *added_parts;
+	ListCell   *lc;
+	int			added = 0;
+
+	/* its DDL ran as the table's owner, or it would not be here */
+	require_table_owner(relid);
+	/* find_all_inheritors() locks the children only: the table first */
+	LockRelationOid(relid, ShareRowExclusiveLock);
+	tree = find_all_inheritors(relid, ShareRowExclusiveLock, NULL);
+	added_parts = partitions_added_by(relid, cmd);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	foreach(lc, tree)
+	{
+		Relation	rel = table_open(lfirst_oid(lc), NoLock);
+
+		check_fence_triggers(rel);
+		if (unlikely(OidIsValid(citus_shard_table(rel))))
+			added += protect_citus_shard(rel);
+		table_close(rel, NoLock);
+	}
+	foreach(lc, added_parts)
+	{
+		Oid			part = lfirst_oid(lc);
+		Oid			parent = get_partition_parent(part, true);
+		Relation	prel;
+		bool		fenced;
+		ListCell   *plc;
+
+		if (!OidIsValid(parent))
+			continue;
+		prel = table_open(parent, NoLock);	/* locked by the command */
+		fenced = truncate_trigger_of(prel) != NULL;
+		table_close(prel, NoLock);
+		if (!fenced)
+			continue;
+		LockRelationOid(part, ShareRowExclusiveLock);
+		foreach(plc, find_all_inheritors(part, ShareRowExclusiveLock, NULL))
+		{
+			Oid			below = lfirst_oid(plc);
+
+			if (OidIsValid(get_trigger_oid(below, TRUNCATE_TRIGGER_NAME, true)))
+				continue;
+			/* the caller created or attached it: it may put triggers there */
+			require_trigger_right(below);
+			prel = table_open(below, NoLock);
+			check_fence_triggers(prel);
+			table_close(prel, NoLock);
+			create_truncate_trigger(below);
+			CommandCounterIncrement();
+			added++;
+		}
 	}
 	SPI_finish();
 	PG_RETURN_INT32(added);

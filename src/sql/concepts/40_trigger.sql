@@ -150,56 +150,58 @@ GRANT SELECT ON fencing.protected_tables TO PUBLIC;
 
 -- Partitions created or attached after protect() get the row trigger from
 -- Postgres (row triggers are cloned) but not the TRUNCATE trigger (statement
--- triggers are not): this event trigger adds it.
-CREATE FUNCTION fencing.protect_new_partitions(relation regclass)
+-- triggers are not): this event trigger adds it, for the partitions the
+-- command itself created or attached (a restore recreates each partition's
+-- own trigger: it must not find one there already).  It runs as the role
+-- whose DDL fired it, and the fence's triggers are created as each table's
+-- owner: nothing of a user's runs with another role's rights.  It also
+-- re-checks every protected table an ALTER TABLE touched (a DEFAULT added
+-- to a token column fails the ALTER at once).  On Citus, the ALTER TABLE
+-- ... ENABLE ALWAYS TRIGGER that protect() propagates to the shards of a
+-- table distributed before it was protected gives each shard its TRUNCATE
+-- fence (Citus does not propagate TRUNCATE triggers).
+CREATE FUNCTION fencing.protect_new_partitions(relation regclass, command pg_catalog.pg_ddl_command)
 RETURNS integer
-AS 'MODULE_PATHNAME', 'fencing_protect_new_partitions'
+AS 'MODULE_PATHNAME', 'fencing_protect_command_partitions'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION fencing.protect_new_partitions(regclass) FROM PUBLIC;
-COMMENT ON FUNCTION fencing.protect_new_partitions(regclass) IS
-'Gives every partition below a protected partitioned table the TRUNCATE fence trigger it lacks; returns how many it added. Run by an event trigger after CREATE TABLE and ALTER TABLE.';
+COMMENT ON FUNCTION fencing.protect_new_partitions(regclass, pg_catalog.pg_ddl_command) IS
+'Checks the fence triggers of a table a DDL command touched and of the tables below it, and gives the partitions the command created or attached below a table with the TRUNCATE fence that trigger; returns how many it added. Run by the event trigger (only an event trigger has a pg_ddl_command), as the role whose command fired it.';
 
--- The event trigger runs as the extension owner, so that a table owner's
--- CREATE TABLE ... PARTITION OF still gives the new partition its TRUNCATE
--- fence.  It also re-checks every protected table an ALTER TABLE touched
--- (a DEFAULT added to a token column fails the ALTER at once).  On Citus,
--- the ALTER TABLE ... ENABLE ALWAYS TRIGGER that protect() propagates to the
--- shards of a table distributed before it was protected gives each shard
--- its TRUNCATE fence (Citus does not propagate TRUNCATE triggers).
 CREATE FUNCTION fencing.fence_new_partitions()
 RETURNS event_trigger
 LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- no SET search_path: the command's own names (ATTACH PARTITION's) resolve
+-- as the command resolved them; every name here is qualified
 AS $fn$
 DECLARE
-    root regclass;
+    c record;
 BEGIN
-    FOR root IN
-        -- a plain table has no partition root: it is its own
-        SELECT DISTINCT coalesce(pg_partition_root(c.objid), c.objid::regclass)
-          FROM pg_event_trigger_ddl_commands() AS c
-         WHERE c.classid = 'pg_class'::regclass
-           AND c.object_type = 'table'
+    FOR c IN
+        SELECT d.objid, d.command
+          FROM pg_catalog.pg_event_trigger_ddl_commands() AS d
+         WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+           AND d.object_type OPERATOR(pg_catalog.=) 'table'
     LOOP
         -- only trees where some table is protected
         IF EXISTS (SELECT 1
-                     FROM (SELECT root AS relid
-                           UNION ALL
-                           SELECT tree.relid FROM pg_partition_tree(root) AS tree) AS p
-                     JOIN pg_trigger tg ON tg.tgrelid = p.relid
-                    WHERE (tg.tgname IN ('zz_fence_truncate', 'zz_fence_row')
+                     FROM (SELECT coalesce(pg_catalog.pg_partition_root(c.objid),
+                                           c.objid::pg_catalog.regclass) AS root) AS r,
+                          LATERAL (SELECT r.root AS relid
+                                   UNION ALL
+                                   SELECT tree.relid FROM pg_catalog.pg_partition_tree(r.root) AS tree) AS p
+                     JOIN pg_catalog.pg_trigger tg ON tg.tgrelid OPERATOR(pg_catalog.=) p.relid
+                    WHERE (tg.tgname OPERATOR(pg_catalog.=) ANY ('{zz_fence_truncate,zz_fence_row}'::pg_catalog.name[])
                            -- a Citus shard's: named <name>_<shard id>
-                           OR tg.tgname LIKE 'zz\_fence\_row\_%')
-                      AND tg.tgfoid = 'fencing.fence_trigger()'::regprocedure) THEN
-            PERFORM fencing.protect_new_partitions(root);
+                           OR tg.tgname OPERATOR(pg_catalog.~~) 'zz\_fence\_row\_%')
+                      AND tg.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure) THEN
+            PERFORM fencing.protect_new_partitions(c.objid::pg_catalog.regclass, c.command);
         END IF;
     END LOOP;
 END
 $fn$;
 REVOKE ALL ON FUNCTION fencing.fence_new_partitions() FROM PUBLIC;
 COMMENT ON FUNCTION fencing.fence_new_partitions() IS
-'Event trigger function: new partitions of protected tables get the TRUNCATE fence trigger.';
+'Event trigger function: partitions created or attached below protected tables get the TRUNCATE fence trigger; altered protected tables are checked.';
 
 CREATE EVENT TRIGGER fencing_new_partitions ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE')

@@ -1,0 +1,90 @@
+-- 56_owner_code: the fence's DDL about a user's table runs with the table
+-- owner's rights, never with the extension owner's or the caller's.  DDL can
+-- evaluate a table's own code: CREATE TRIGGER on a partitioned table recurses
+-- into the partitions and builds the partition key, folding its expression,
+-- which calls the owner's functions.  Here every function of the tenant's
+-- records who ran it and tries to make the tenant a superuser.
+\set SHOW_CONTEXT never
+SELECT current_user AS superuser_name \gset
+CREATE ROLE regress_eve LOGIN;
+GRANT CREATE ON DATABASE :"DBNAME" TO regress_eve;
+SET ROLE regress_eve;
+CREATE SCHEMA es;
+CREATE TABLE es.calls (who name, attempt text);
+-- volatile: it may write and run utility statements, called from an
+-- immutable function (a partition key's or an index's expression)
+CREATE FUNCTION es.escalate() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO es.calls VALUES (current_user, 'called');
+    BEGIN
+        ALTER ROLE regress_eve SUPERUSER;
+        INSERT INTO es.calls VALUES (current_user, 'ALTER ROLE worked');
+    EXCEPTION WHEN OTHERS THEN
+        NULL;
+    END;
+END $$;
+CREATE FUNCTION es.k(text) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM es.escalate();
+    RETURN 0;
+END $$;
+-- a partitioned table whose key calls her function
+CREATE TABLE es.pt (id int, tok bigint) PARTITION BY RANGE ((id + es.k('x')));
+CREATE TABLE es.pt_1 PARTITION OF es.pt FOR VALUES FROM (0) TO (100);
+-- a sub-partitioned one: the key of the middle level calls it too
+CREATE TABLE es.sp (id int, tok bigint) PARTITION BY RANGE (id);
+CREATE TABLE es.sp_1 PARTITION OF es.sp FOR VALUES FROM (0) TO (100)
+  PARTITION BY RANGE ((id + es.k('y')));
+CREATE TABLE es.sp_1_1 PARTITION OF es.sp_1 FOR VALUES FROM (0) TO (50);
+-- a plain table with an expression index and a partial index on it
+CREATE TABLE es.ix (id int, tok bigint);
+CREATE INDEX ix_expr ON es.ix ((id + es.k('z')));
+CREATE INDEX ix_partial ON es.ix (id) WHERE es.k('w') = 0;
+-- a partitioned table with such indexes
+CREATE TABLE es.pix (id int, tok bigint) PARTITION BY RANGE (id);
+CREATE TABLE es.pix_1 PARTITION OF es.pix FOR VALUES FROM (0) TO (100);
+CREATE INDEX pix_expr ON es.pix ((id + es.k('v')));
+RESET ROLE;
+TRUNCATE es.calls;
+
+-- the tenant protects her tables, each in a fresh session (nothing of them cached)
+\c - regress_eve
+SELECT fencing.protect('es.pt', 'tok');
+\c - regress_eve
+SELECT fencing.protect('es.sp', 'tok');
+\c - regress_eve
+SELECT fencing.protect('es.ix', 'tok');
+\c - regress_eve
+SELECT fencing.protect('es.pix', 'tok');
+\c - regress_eve
+-- a partition created and one attached later (the event trigger's path)
+CREATE TABLE es.pt_2 PARTITION OF es.pt FOR VALUES FROM (100) TO (200);
+CREATE TABLE es.pt_3 (id int, tok bigint);
+ALTER TABLE es.pt ATTACH PARTITION es.pt_3 FOR VALUES FROM (200) TO (300);
+\c - regress_eve
+SELECT fencing.unprotect('es.sp');
+\c - :superuser_name
+-- a superuser protecting and unprotecting the tenant's tables runs her code
+-- as her, not as itself
+SELECT fencing.protect('es.sp', 'tok');
+\c - :superuser_name
+SELECT fencing.unprotect('es.pt');
+\c - :superuser_name
+SELECT fencing.protect('es.pt', 'tok');
+
+-- whatever of hers ran, ran as her, and she is no superuser
+SELECT DISTINCT who, attempt FROM es.calls ORDER BY 1, 2;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_eve';
+-- and every table is fenced, the partitions made later too
+SELECT c.relname, string_agg(t.tgname, ', ' ORDER BY t.tgname COLLATE "C") AS fence_triggers
+  FROM pg_class c JOIN pg_trigger t ON t.tgrelid = c.oid
+ WHERE c.relnamespace = 'es'::regnamespace AND t.tgname LIKE 'zz_fence%'
+ GROUP BY c.relname ORDER BY c.relname COLLATE "C";
+
+-- the one switch to the extension's owner protect() keeps is its GRANT of
+-- EXECUTE on the fence to the table's owner
+SELECT has_function_privilege('regress_eve', 'fencing.fence_trigger()', 'EXECUTE') AS eve_may_execute_fence;
+
+DROP SCHEMA es CASCADE;
+DROP OWNED BY regress_eve;
+DROP ROLE regress_eve;
