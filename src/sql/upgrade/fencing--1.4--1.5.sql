@@ -34,13 +34,17 @@ BEGIN
          WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
            AND d.object_type OPERATOR(pg_catalog.=) 'table'
     LOOP
-        -- only trees where some table is protected
-        IF EXISTS (SELECT 1
-                     FROM (SELECT coalesce(pg_catalog.pg_partition_root(c.objid),
-                                           c.objid::pg_catalog.regclass) AS root) AS r,
-                          LATERAL (SELECT r.root AS relid
-                                   UNION ALL
-                                   SELECT tree.relid FROM pg_catalog.pg_partition_tree(r.root) AS tree) AS p
+        -- only trees where some table is protected; read from the catalogs
+        -- without locking the tree (pg_partition_tree() would: a parallel
+        -- restore altering two partitions at once then deadlocks)
+        IF EXISTS (WITH RECURSIVE tree(relid) AS (
+                       SELECT coalesce(pg_catalog.pg_partition_root(c.objid),
+                                       c.objid::pg_catalog.regclass)::pg_catalog.oid
+                       UNION ALL
+                       SELECT i.inhrelid FROM pg_catalog.pg_inherits AS i
+                         JOIN tree AS t ON i.inhparent OPERATOR(pg_catalog.=) t.relid)
+                   SELECT 1
+                     FROM tree AS p
                      JOIN pg_catalog.pg_trigger tg ON tg.tgrelid OPERATOR(pg_catalog.=) p.relid
                     WHERE (tg.tgname OPERATOR(pg_catalog.=) ANY ('{zz_fence_truncate,zz_fence_row}'::pg_catalog.name[])
                            -- a Citus shard's: named <name>_<shard id>

@@ -1,0 +1,124 @@
+# 020_dump_partitions.pl: a database whose protected tables are partitioned
+# (and sub-partitioned), with a tenant owning some, restores with no error
+# and no manual step, and the restored fence works at once.
+#
+# Proves that
+#   - pg_dump in the custom, directory (with pg_restore --jobs) and plain
+#     formats restores with --exit-on-error / ON_ERROR_STOP = 1 into a fresh
+#     database: every partition's TRUNCATE fence is created once (the dump
+#     recreates it; the event trigger, which fires on the restore's ALTER
+#     TABLE ... ENABLE ALWAYS TRIGGER of the parent, does not create it
+#     first), and the fence triggers are the same as before;
+#   - in the restored database a stale token, a tokenless write and a
+#     TRUNCATE of a partition without a token are refused, the current term
+#     is accepted, and a partition created or attached after the restore is
+#     fenced (TRUNCATE trigger included);
+#   - on the source, a partition created and one attached later get their
+#     TRUNCATE fence from the event trigger (the control for the above).
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use FencingCrash;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = fencing_node('dump_partitions');
+my $db   = 'postgres';
+
+sub q1 { return $node->safe_psql($_[0], $_[1]); }
+
+$node->safe_psql(
+	$db, q{
+	CREATE ROLE tenant LOGIN;
+	GRANT CREATE ON SCHEMA public TO tenant;
+	GRANT EXECUTE ON FUNCTION fencing.create_scope(text, text, regrole) TO tenant;
+	SET ROLE tenant;
+	CREATE TABLE events (region text, id int, v text, tok bigint,
+	                     PRIMARY KEY (region, id)) PARTITION BY LIST (region);
+	CREATE TABLE events_eu PARTITION OF events FOR VALUES IN ('eu');
+	CREATE TABLE events_us PARTITION OF events FOR VALUES IN ('us')
+	  PARTITION BY HASH (id);
+	CREATE TABLE events_us_0 PARTITION OF events_us FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+	CREATE TABLE events_us_1 PARTITION OF events_us FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+	SELECT fencing.fence_next_epoch('events');
+	SELECT fencing.protect('events', 'tok', scope => 'events');
+	-- made after protect(): by the event trigger
+	CREATE TABLE events_ap PARTITION OF events FOR VALUES IN ('ap');
+	CREATE TABLE events_sa (region text, id int, v text, tok bigint, PRIMARY KEY (region, id));
+	ALTER TABLE events ATTACH PARTITION events_sa FOR VALUES IN ('sa');
+	RESET ROLE;
+	-- a superuser's per-row fenced partitioned table beside it
+	CREATE TABLE rows_p (id int PRIMARY KEY, tok bigint) PARTITION BY RANGE (id);
+	CREATE TABLE rows_p_1 PARTITION OF rows_p FOR VALUES FROM (0) TO (100);
+	SELECT fencing.protect('rows_p', 'tok');
+	INSERT INTO rows_p VALUES (1, 4);
+});
+
+my $old = q1($db, "SET ROLE tenant; SELECT fencing.fence_next_epoch('events')");
+q1($db, "SET ROLE tenant; INSERT INTO events VALUES ('eu', 1, 'a', $old), ('us', 2, 'b', $old), ('ap', 3, 'c', $old), ('sa', 4, 'd', $old)");
+my $cur = q1($db, "SET ROLE tenant; SELECT fencing.fence_next_epoch('events')");
+q1($db, "SET ROLE tenant; UPDATE events SET v = 'new', tok = $cur WHERE id = 1");
+
+my $triggers_sql = q{
+	SELECT c.relname || ': ' || string_agg(t.tgname || ' ' || t.tgenabled::text, ', ' ORDER BY t.tgname COLLATE "C")
+	  FROM pg_class c JOIN pg_trigger t ON t.tgrelid = c.oid
+	 WHERE t.tgname LIKE 'zz_fence%'
+	 GROUP BY c.relname ORDER BY c.relname COLLATE "C"};
+my $triggers = q1($db, $triggers_sql);
+like($triggers, qr/^events_ap: zz_fence_inserted A, zz_fence_row A, zz_fence_truncate A$/m,
+	'source: a partition created after protect() has its TRUNCATE fence');
+like($triggers, qr/^events_sa: zz_fence_inserted A, zz_fence_row A, zz_fence_truncate A$/m,
+	'source: a partition attached after protect() has its TRUNCATE fence');
+my $scopes_sql = 'SELECT scope, mark, owner::regrole FROM fencing.scopes ORDER BY scope COLLATE "C"';
+my $scopes = q1($db, $scopes_sql);
+my $data_sql = 'SELECT * FROM events ORDER BY id';
+my $data = q1($db, $data_sql);
+
+my $dir = PostgreSQL::Test::Utils::tempdir();
+my @formats = (
+	[ 'custom', [ '-Fc', '-f', "$dir/db.dump" ],
+	  [ 'pg_restore', '--exit-on-error', "$dir/db.dump" ] ],
+	[ 'directory', [ '-Fd', '-j', '2', '-f', "$dir/db.dir" ],
+	  [ 'pg_restore', '--exit-on-error', '-j', '2', "$dir/db.dir" ] ],
+	[ 'plain', [ '-Fp', '-f', "$dir/db.sql" ],
+	  [ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', "$dir/db.sql" ] ]);
+for my $f (@formats)
+{
+	my ($fmt, $dump, $restore) = @$f;
+	my $target = "restored_$fmt";
+	$node->command_ok([ 'pg_dump', @$dump, '-d', $node->connstr($db) ], "pg_dump ($fmt)");
+	q1($db, "CREATE DATABASE $target");
+	my ($stdout, $stderr);
+	my $ok = IPC::Run::run([ @$restore, '-d', $node->connstr($target) ],
+		'>', \$stdout, '2>', \$stderr);
+	ok($ok, "$fmt: restores with no error") or diag($stderr);
+	unlike($stderr // '', qr/ERROR/, "$fmt: the restore printed no error");
+
+	is(q1($target, $triggers_sql), $triggers,
+		"$fmt: every fence trigger restored once, firing ALWAYS");
+	is(q1($target, $scopes_sql), $scopes, "$fmt: scopes, marks and owners restored");
+	is(q1($target, $data_sql), $data, "$fmt: the rows restored");
+
+	is(sqlstate_error($node, $target,
+			"SET ROLE tenant; INSERT INTO events VALUES ('eu', 9, 'zombie', $old)"),
+		'ZF001', "$fmt: a stale token is refused at once");
+	is(sqlstate_error($node, $target,
+			"SET ROLE tenant; UPDATE events_us SET v = 'no token'"),
+		'ZF002', "$fmt: a tokenless write to a sub-partitioned partition is refused");
+	is(sqlstate_error($node, $target, "SET ROLE tenant; TRUNCATE events_sa"),
+		'ZF002', "$fmt: TRUNCATE of a partition without a token is refused");
+	is(sqlstate_error($node, $target, "INSERT INTO rows_p VALUES (1, 3) ON CONFLICT (id) DO UPDATE SET tok = 3"),
+		'ZF001', "$fmt: a per-row stale token is refused");
+	q1($target, "SET ROLE tenant; INSERT INTO events VALUES ('eu', 10, 'leader', $cur)");
+	pass("$fmt: the current term is accepted");
+	q1($target, q{GRANT CREATE ON SCHEMA public TO tenant; SET ROLE tenant;
+		CREATE TABLE events_af PARTITION OF events FOR VALUES IN ('af');});
+	like(q1($target, $triggers_sql),
+		qr/^events_af: zz_fence_inserted A, zz_fence_row A, zz_fence_truncate A$/m,
+		"$fmt: a partition created after the restore is fenced");
+}
+
+done_testing();
