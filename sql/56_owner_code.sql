@@ -85,6 +85,72 @@ SELECT c.relname, string_agg(t.tgname, ', ' ORDER BY t.tgname COLLATE "C") AS fe
 -- EXECUTE on the fence to the table's owner
 SELECT has_function_privilege('regress_eve', 'fencing.fence_trigger()', 'EXECUTE') AS eve_may_execute_fence;
 
+-- a setting her code makes for the session (set_config(..., false)) does not
+-- outlive the switch: the superuser calling protect() keeps its search_path
+RESET ROLE;
+CREATE OR REPLACE FUNCTION es.k(text) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_catalog.set_config('search_path', 'es, pg_catalog', false);
+    PERFORM es.escalate();
+    RETURN 0;
+END $$;
+ALTER FUNCTION es.k(text) OWNER TO regress_eve;
+\c - :superuser_name
+SET search_path = public;
+SELECT fencing.unprotect('es.pt');
+SELECT fencing.protect('es.pt', 'tok');
+SHOW search_path;
+SELECT DISTINCT who, attempt FROM es.calls ORDER BY 1, 2;
+
+-- a fenced table handed to another owner: the new owner may execute the
+-- fence, so that it can add partitions
+CREATE ROLE regress_vic;
+CREATE SCHEMA vic AUTHORIZATION regress_vic;
+GRANT USAGE ON SCHEMA es TO regress_vic;
+SET ROLE regress_eve;
+CREATE TABLE es.pp2 (id int, tok bigint) PARTITION BY RANGE (id);
+SELECT fencing.protect('es.pp2', 'tok');
+RESET ROLE;
+SELECT has_function_privilege('regress_vic', 'fencing.fence_trigger()', 'EXECUTE') AS vic_may_execute_fence;
+ALTER TABLE es.pp2 OWNER TO regress_vic;
+SELECT has_function_privilege('regress_vic', 'fencing.fence_trigger()', 'EXECUTE') AS new_owner_may_execute_fence;
+SET ROLE regress_vic;
+CREATE TABLE vic.pp2_1 PARTITION OF es.pp2 FOR VALUES FROM (0) TO (100);
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'vic.pp2_1'::regclass AND tgname LIKE 'zz_fence%' ORDER BY 1;
+RESET ROLE;
+
+-- another role's partition below her table (a plain key this time: a
+-- superuser's ATTACH would run her key's function as itself, in Postgres):
+-- her unprotect() may not drop its fence (she has no TRIGGER right there),
+-- and her ALTER TABLE of the parent locks nothing of it
+SET ROLE regress_eve;
+CREATE TABLE es.pp (id int, tok bigint) PARTITION BY RANGE (id);
+SELECT fencing.protect('es.pp', 'tok');
+SET ROLE regress_vic;
+CREATE TABLE vic.q (id int, tok bigint);
+RESET ROLE;
+ALTER TABLE es.pp ATTACH PARTITION vic.q FOR VALUES FROM (0) TO (100);
+SELECT 'vic.q'::regclass::oid AS q_oid \gset
+SELECT tgname FROM pg_trigger WHERE tgrelid = :q_oid AND tgname LIKE 'zz_fence%' ORDER BY 1;
+\c - regress_eve
+SELECT fencing.unprotect('es.pp');
+\echo :LAST_ERROR_SQLSTATE
+BEGIN;
+ALTER TABLE es.pp RENAME TO pp_renamed;
+SELECT count(*) AS locks_on_others_partition FROM pg_locks
+ WHERE relation = :q_oid AND pid = pg_backend_pid();
+ROLLBACK;
+\c - :superuser_name
+SELECT tgname FROM pg_trigger WHERE tgrelid = :q_oid AND tgname LIKE 'zz_fence%' ORDER BY 1;
+SELECT rolsuper FROM pg_roles WHERE rolname IN ('regress_eve', 'regress_vic');
+
+-- no function of the extension takes a DDL command (a pointer into the
+-- server's memory) from SQL
+SELECT count(*) AS takes_ddl_command FROM pg_proc
+ WHERE pronamespace = 'fencing'::regnamespace
+   AND 'pg_catalog.pg_ddl_command'::regtype = ANY (proargtypes::oid[]);
+
 DROP SCHEMA es CASCADE;
-DROP OWNED BY regress_eve;
-DROP ROLE regress_eve;
+DROP SCHEMA vic CASCADE;
+DROP OWNED BY regress_eve, regress_vic;
+DROP ROLE regress_eve, regress_vic;

@@ -51,6 +51,20 @@
 #define pg_noreturn pg_attribute_noreturn()
 #endif
 
+/*
+ * 17 gave LockHeldByMe() an "or stronger" argument: FENCING_LOCK_HELD_ANY()
+ * asks whether this backend holds a lock of any mode on a lock tag.
+ */
+#if PG_VERSION_NUM >= 170000
+#define FENCING_LOCK_HELD_ANY(tag) LockHeldByMe((tag), AccessShareLock, true)
+#else
+#define FENCING_LOCK_HELD_ANY(tag) \
+	(LockHeldByMe((tag), AccessShareLock) || LockHeldByMe((tag), RowShareLock) || \
+	 LockHeldByMe((tag), RowExclusiveLock) || LockHeldByMe((tag), ShareUpdateExclusiveLock) || \
+	 LockHeldByMe((tag), ShareLock) || LockHeldByMe((tag), ShareRowExclusiveLock) || \
+	 LockHeldByMe((tag), ExclusiveLock) || LockHeldByMe((tag), AccessExclusiveLock))
+#endif
+
 /* 16 replaced pg_proc_aclcheck() and its kind by object_aclcheck(). */
 #if PG_VERSION_NUM >= 160000
 #include "catalog/pg_proc.h"

@@ -18,6 +18,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
@@ -145,6 +146,7 @@ fencing_become_owner(FencingUserContext *ctx)
 	Oid			owner = state_owner();
 
 	GetUserIdAndSecContext(&ctx->saved_userid, &ctx->saved_sec_context);
+	ctx->guc_nestlevel = 0;
 	SetUserIdAndSecContext(owner,
 						   ctx->saved_sec_context |
 						   SECURITY_LOCAL_USERID_CHANGE |
@@ -176,6 +178,20 @@ fencing_become_relation_owner(Oid relid, FencingUserContext *ctx)
 						   ctx->saved_sec_context |
 						   SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
+	/*
+	 * A settings nest level, undone by fencing_restore_user(): a setting the
+	 * owner's code makes with set_config(..., false) (a search_path that
+	 * puts its own functions first) must not outlive the switch into the
+	 * caller's session, a superuser's perhaps.  Our statements qualify every
+	 * name: the search path is the safe one meanwhile.
+	 */
+	ctx->guc_nestlevel = NewGUCNestLevel();
+#if PG_VERSION_NUM >= 170000
+	RestrictSearchPath();
+#else
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+#endif
 }
 
 /* As a role of a user's, for our own statements only (no security restriction). */
@@ -183,12 +199,15 @@ void
 fencing_become_role(Oid role, FencingUserContext *ctx)
 {
 	GetUserIdAndSecContext(&ctx->saved_userid, &ctx->saved_sec_context);
+	ctx->guc_nestlevel = 0;
 	SetUserIdAndSecContext(role, ctx->saved_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 }
 
 void
 fencing_restore_user(const FencingUserContext *ctx)
 {
+	if (ctx->guc_nestlevel > 0)
+		AtEOXact_GUC(false, ctx->guc_nestlevel);
 	SetUserIdAndSecContext(ctx->saved_userid, ctx->saved_sec_context);
 }
 

@@ -95,6 +95,7 @@ typedef struct FencingUserContext
 {
 	Oid			saved_userid;
 	int			saved_sec_context;
+	int			guc_nestlevel;	/* settings to undo on restore; 0: none */
 } FencingUserContext;
 
 extern void fencing_become_owner(FencingUserContext *ctx);

@@ -42,6 +42,7 @@
 
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/indexing.h"
@@ -53,6 +54,7 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -297,17 +299,46 @@ create_truncate_trigger(Oid relid)
 	create_named_truncate_trigger(relid, TRUNCATE_TRIGGER_NAME);
 }
 
+/* Whether the relation has a trigger of this name that calls the fence. */
+static bool
+has_fence_trigger(Oid relid, const char *tgname)
+{
+	Relation	tgrel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		ours;
+
+	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyInit(&keys[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	ScanKeyInit(&keys[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum(tgname));
+	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 2, keys);
+	tuple = systable_getnext(scan);
+	ours = HeapTupleIsValid(tuple) &&
+		((Form_pg_trigger) GETSTRUCT(tuple))->tgfoid == fence_trigger_oid();
+	systable_endscan(scan);
+	table_close(tgrel, AccessShareLock);
+	return ours;
+}
+
+/*
+ * The fence's triggers of a relation, and only those (a trigger of the same
+ * name calling another function is the owner's own), dropped as its owner.
+ */
 static void
 drop_fence_triggers(Oid relid, bool row_trigger)
 {
+	const char *names[] = {ROW_TRIGGER_NAME, INSERTED_TRIGGER_NAME, TRUNCATE_TRIGGER_NAME};
 	char	   *name = qualified_name(relid);
 
-	if (row_trigger && OidIsValid(get_trigger_oid(relid, ROW_TRIGGER_NAME, true)))
-		run_ddl_as_relation_owner(relid, psprintf("DROP TRIGGER %s ON %s", ROW_TRIGGER_NAME, name));
-	if (row_trigger && OidIsValid(get_trigger_oid(relid, INSERTED_TRIGGER_NAME, true)))
-		run_ddl_as_relation_owner(relid, psprintf("DROP TRIGGER %s ON %s", INSERTED_TRIGGER_NAME, name));
-	if (OidIsValid(get_trigger_oid(relid, TRUNCATE_TRIGGER_NAME, true)))
-		run_ddl_as_relation_owner(relid, psprintf("DROP TRIGGER %s ON %s", TRUNCATE_TRIGGER_NAME, name));
+	for (int i = row_trigger ? 0 : 2; i < (int) lengthof(names); i++)
+	{
+		if (has_fence_trigger(relid, names[i]))
+			run_ddl_as_relation_owner(relid, psprintf("DROP TRIGGER %s ON %s",
+													  names[i], name));
+	}
 }
 
 /* Every partition below a partitioned table, at any depth, without it. */
@@ -513,6 +544,9 @@ fencing_unprotect(PG_FUNCTION_ARGS)
 	rel = table_open(relid, ShareRowExclusiveLock);
 	partitions = partitions_of(rel);
 	table_close(rel, NoLock);
+	/* a partition's own TRUNCATE fence is dropped too: the caller's right there */
+	foreach(lc, partitions)
+		require_trigger_right(lfirst_oid(lc));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -618,7 +652,8 @@ protect_citus_shard(Relation rel)
 FENCING_FUNCTION(fencing_protect_new_partitions);
 
 /*
- * fencing.protect_new_partitions(relation regclass): partitions created or
+ * fencing.protect_new_partitions(relation regclass), of the SQL of 1.4 (the
+ * event trigger of 1.5 is fencing_fence_new_partitions()): partitions created or
  * attached below a protected partitioned table get the TRUNCATE trigger
  * (when a table above them has one), and every fence trigger in the tree
  * is checked against its table.
@@ -630,6 +665,20 @@ fencing_protect_new_partitions(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	int			added = 0;
 
+	/*
+	 * The SQL of 1.4 calls this from its SECURITY DEFINER event trigger, as
+	 * the extension's owner: the role whose DDL fired it must own the tree
+	 * (or nothing is locked nor done; ALTER EXTENSION fencing UPDATE gives
+	 * the event trigger of 1.5, which acts on the command's own tables).
+	 */
+	if (!SearchSysCacheExists1(RELOID, PG_GETARG_DATUM(0)))
+		PG_RETURN_INT32(0);
+#if PG_VERSION_NUM >= 160000
+	if (!object_ownercheck(RelationRelationId, PG_GETARG_OID(0), GetOuterUserId()))
+#else
+	if (!pg_class_ownercheck(PG_GETARG_OID(0), GetOuterUserId()))
+#endif
+		PG_RETURN_INT32(0);
 	require_table_owner(PG_GETARG_OID(0));
 	/* find_all_inheritors() locks the children only: the root first */
 	LockRelationOid(PG_GETARG_OID(0), ShareRowExclusiveLock);
@@ -714,52 +763,63 @@ partitions_added_by(Oid parent, const CollectedCommand *cmd)
 	return added;
 }
 
-FENCING_FUNCTION(fencing_protect_command_partitions);
+/* Whether this backend holds a lock of any mode on the relation. */
+static bool
+locked_by_me(Oid relid)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+	return FENCING_LOCK_HELD_ANY(&tag);
+}
 
 /*
- * fencing.protect_new_partitions(relation regclass, command pg_ddl_command),
- * called by the event trigger for each table a CREATE TABLE or ALTER TABLE
- * touched, as the role that ran it:
- *   - every fence trigger of the table and of the tables below it is
- *     checked against its table (an ALTER TABLE that breaks a fence, a
- *     DEFAULT on a token column, fails at once);
+ * One DDL command about one table, as the role that ran it:
+ *   - the fence triggers of the table, and of the tables below it that the
+ *     command locked (changed), are checked against their tables (an ALTER
+ *     TABLE that breaks a fence, a DEFAULT on a token column, fails at
+ *     once); a table below that the command did not touch is left alone,
+ *     unlocked (it may be another role's);
  *   - a partition this very command created or attached below a table with
  *     the TRUNCATE fence gets it, and so does every table below it.  Only
  *     those: a restore (pg_restore, psql with a plain dump, pg_upgrade)
  *     recreates each partition's own trigger after its parent's, and an
  *     ALTER TABLE of the parent in between (ENABLE ALWAYS TRIGGER) must not
  *     create it first;
+ *   - a fenced table's owner may execute the fence (after ALTER TABLE ...
+ *     OWNER TO, so that it can add partitions);
  *   - on Citus, a shard of a table protected after distribution gets its
  *     TRUNCATE fence (protect_citus_shard()).
- * No pg_ddl_command can be written in SQL: only an event trigger has one.
  */
-Datum
-fencing_protect_command_partitions(PG_FUNCTION_ARGS)
+static int
+protect_ddl_command(Oid relid, const CollectedCommand *cmd)
 {
-	Oid			relid = PG_GETARG_OID(0);
-	const CollectedCommand *cmd = (const CollectedCommand *) PG_GETARG_POINTER(1);
-	List	   *tree;
 	List	   *added_parts;
 	ListCell   *lc;
 	int			added = 0;
 
-	/* its DDL ran as the table's owner, or it would not be here */
+	/* the command ran as the table's owner (or a superuser), and locked it */
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)) || !locked_by_me(relid))
+		return 0;
 	require_table_owner(relid);
-	/* find_all_inheritors() locks the children only: the table first */
-	LockRelationOid(relid, ShareRowExclusiveLock);
-	tree = find_all_inheritors(relid, ShareRowExclusiveLock, NULL);
 	added_parts = partitions_added_by(relid, cmd);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	foreach(lc, tree)
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
 	{
-		Relation	rel = table_open(lfirst_oid(lc), NoLock);
+		Oid			below = lfirst_oid(lc);
+		Relation	rel;
 
+		if (!locked_by_me(below))
+			continue;
+		rel = try_relation_open(below, NoLock);
+		if (rel == NULL)
+			continue;
 		check_fence_triggers(rel);
+		if (below == relid && truncate_trigger_of(rel) != NULL)
+			allow_fence_for(rel->rd_rel->relowner);
 		if (unlikely(OidIsValid(citus_shard_table(rel))))
 			added += protect_citus_shard(rel);
-		table_close(rel, NoLock);
+		relation_close(rel, NoLock);
 	}
 	foreach(lc, added_parts)
 	{
@@ -776,14 +836,14 @@ fencing_protect_command_partitions(PG_FUNCTION_ARGS)
 		table_close(prel, NoLock);
 		if (!fenced)
 			continue;
+		/* the command made these partitions of the table: it may lock them */
 		LockRelationOid(part, ShareRowExclusiveLock);
 		foreach(plc, find_all_inheritors(part, ShareRowExclusiveLock, NULL))
 		{
 			Oid			below = lfirst_oid(plc);
 
-			if (OidIsValid(get_trigger_oid(below, TRUNCATE_TRIGGER_NAME, true)))
+			if (has_fence_trigger(below, TRUNCATE_TRIGGER_NAME))
 				continue;
-			/* the caller created or attached it: it may put triggers there */
 			require_trigger_right(below);
 			prel = table_open(below, NoLock);
 			check_fence_triggers(prel);
@@ -793,6 +853,74 @@ fencing_protect_command_partitions(PG_FUNCTION_ARGS)
 			added++;
 		}
 	}
+	return added;
+}
+
+FENCING_FUNCTION(fencing_fence_new_partitions);
+
+/*
+ * fencing.fence_new_partitions(), the event trigger after CREATE TABLE and
+ * ALTER TABLE, runs as the role whose command fired it: for each table the
+ * command touched in a tree where some table is fenced, protect_ddl_command().
+ * The commands (pointers Postgres keeps for the event trigger while it
+ * runs) never leave this function: no SQL-callable function takes one.
+ * The tree is read from the catalogs without locking it (a parallel
+ * restore altering two partitions at once would deadlock on it).
+ */
+Datum
+fencing_fence_new_partitions(PG_FUNCTION_ARGS)
+{
+	static const char *sql =
+		"SELECT d.objid, d.command"
+		"  FROM pg_catalog.pg_event_trigger_ddl_commands() AS d"
+		" WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+		"   AND d.object_type OPERATOR(pg_catalog.=) 'table'"
+		"   AND EXISTS (WITH RECURSIVE tree(relid) AS ("
+		"                 SELECT coalesce(pg_catalog.pg_partition_root(d.objid),"
+		"                                 d.objid::pg_catalog.regclass)::pg_catalog.oid"
+		"                 UNION ALL"
+		"                 SELECT i.inhrelid FROM pg_catalog.pg_inherits AS i"
+		"                   JOIN tree AS t ON i.inhparent OPERATOR(pg_catalog.=) t.relid)"
+		"               SELECT 1 FROM tree AS p"
+		"                 JOIN pg_catalog.pg_trigger AS tg"
+		"                   ON tg.tgrelid OPERATOR(pg_catalog.=) p.relid"
+		"                WHERE tg.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure)";
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *relids = NIL;
+	List	   *commands = NIL;
+	ListCell   *lr;
+	ListCell   *lcmd;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function \"fence_new_partitions\" was not called by an event trigger")));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "reading the commands of the event trigger failed");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		objid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		Datum		command = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+		MemoryContext spi;
+
+		if (isnull)
+			continue;
+		/* the lists live in the caller's context, across SPI_finish() */
+		spi = MemoryContextSwitchTo(caller);
+		relids = lappend_oid(relids, DatumGetObjectId(objid));
+		commands = lappend(commands, DatumGetPointer(command));
+		MemoryContextSwitchTo(spi);
+	}
 	SPI_finish();
-	PG_RETURN_INT32(added);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	forboth(lr, relids, lcmd, commands)
+		(void) protect_ddl_command(lfirst_oid(lr), (const CollectedCommand *) lfirst(lcmd));
+	SPI_finish();
+	PG_RETURN_VOID();
 }
