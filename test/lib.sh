@@ -92,8 +92,14 @@ fencing_apt_install() {
             [ -n "$u" ] || continue
             u=${u##*/}
             case $u in *@.*) continue ;; esac      # templates: their instances are others' to enable
-            if command -v deb-systemd-helper >/dev/null && "${FENCING_ASROOT[@]}" deb-systemd-helper --quiet was-enabled "$u" 2>/dev/null; then
-                "${FENCING_ASROOT[@]}" deb-systemd-helper disable "$u" >> "$log" 2>&1
+            # as the package's own scripts enabled it (deb-systemd-helper
+            # works only for them: it wants DPKG_MAINTSCRIPT_PACKAGE), so
+            # that its record agrees and an upgrade keeps it disabled
+            if command -v deb-systemd-helper >/dev/null &&
+               "${FENCING_ASROOT[@]}" env DPKG_MAINTSCRIPT_PACKAGE="$p" \
+                   deb-systemd-helper --quiet was-enabled "$u" 2>/dev/null; then
+                "${FENCING_ASROOT[@]}" env DPKG_MAINTSCRIPT_PACKAGE="$p" \
+                    deb-systemd-helper disable "$u" >> "$log" 2>&1
                 units+=("$u")
             elif command -v systemctl >/dev/null && systemctl --quiet is-enabled "$u" 2>/dev/null; then
                 "${FENCING_ASROOT[@]}" systemctl disable --quiet "$u" >> "$log" 2>&1
