@@ -66,15 +66,22 @@ fencing_install_log() {
 # the list goes to FENCING_INSTALL_RECORD too when that names a file
 # (test/run prints it at the end).
 fencing_apt_install() {
-    local log rc policy=/usr/sbin/policy-rc.d made_policy= before after added=() units=() u p
+    local log rc policy=/usr/sbin/policy-rc.d made_policy= saved_traps= added=() units=() u p
     local -A had=()
     log=$(fencing_install_log)
     while read -r p; do had[$p]=1; done < <(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 2>/dev/null | awk '$1 ~ /^.i/ {print $2}')
     say "installing Debian packages (apt-get, output in $log): $*"
     if [ ! -e "$policy" ]; then
+        # removed however this ends: interrupted, a policy left behind would
+        # keep every service of the machine from starting at its next install
+        saved_traps=$(trap -p INT TERM HUP EXIT) made_policy=1
+        trap '"${FENCING_ASROOT[@]}" rm -f /usr/sbin/policy-rc.d' EXIT
+        trap '"${FENCING_ASROOT[@]}" rm -f /usr/sbin/policy-rc.d; exit 130' INT
+        trap '"${FENCING_ASROOT[@]}" rm -f /usr/sbin/policy-rc.d; exit 143' TERM
+        trap '"${FENCING_ASROOT[@]}" rm -f /usr/sbin/policy-rc.d; exit 129' HUP
         printf '#!/bin/sh\n# fencing test/lib.sh: no service starts during its apt-get install (removed after it)\nexit 101\n' |
             "${FENCING_ASROOT[@]}" tee "$policy" >/dev/null &&
-            "${FENCING_ASROOT[@]}" chmod 755 "$policy" && made_policy=1
+            "${FENCING_ASROOT[@]}" chmod 755 "$policy"
     fi
     {
         echo "=== $(date -u '+%F %T UTC') apt-get install $*"
@@ -83,7 +90,11 @@ fencing_apt_install() {
             apt-get install -y -q --no-install-recommends "$@"
     } >> "$log" 2>&1
     rc=$?
-    [ -n "$made_policy" ] && "${FENCING_ASROOT[@]}" rm -f "$policy"
+    if [ -n "$made_policy" ]; then
+        "${FENCING_ASROOT[@]}" rm -f "$policy"
+        trap - INT TERM HUP EXIT
+        eval "$saved_traps"
+    fi
     while read -r p; do
         [ -n "${had[$p]:-}" ] || added+=("$p")
     done < <(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 2>/dev/null | awk '$1 ~ /^.i/ {print $2}')
