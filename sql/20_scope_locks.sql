@@ -25,7 +25,7 @@ ROLLBACK TO SAVEPOINT a;
 SELECT count(*) AS rolled_back FROM fencing.scopes WHERE scope = 'idl-b';
 INSERT INTO idl VALUES (2, 'idl-b', 4);
 COMMIT;
-SELECT scope, mark FROM fencing.scopes WHERE scope LIKE 'idl-%' ORDER BY 1;
+SELECT scope, mark FROM fencing.scopes WHERE scope LIKE 'idl-%' ORDER BY scope COLLATE "C";
 -- a stale write to a new scope under skip: the row is left alone, the
 -- scope it would have created is not
 CREATE TABLE idl_skip (id int PRIMARY KEY, sc text, tok bigint);

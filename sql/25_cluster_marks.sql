@@ -20,7 +20,7 @@ SELECT pg_catalog.to_regclass('fencing.cluster_marks') IS NULL AS no_table;
 CREATE TABLE jobs (id int PRIMARY KEY, v int, tok bigint);
 SELECT fencing.protect('jobs', 'tok', scope => 'solo');
 INSERT INTO jobs VALUES (1, 0, 5);
-SELECT scope, mark FROM fencing.scopes ORDER BY scope;
+SELECT scope, mark FROM fencing.scopes ORDER BY scope COLLATE "C";
 
 -- the cluster's table, as distribute_marks() makes it
 CREATE TABLE fencing.cluster_marks (
@@ -45,7 +45,7 @@ SELECT fencing.protect('tenant_jobs', 'tok', scope_column => 'tenant');
 INSERT INTO tenant_jobs VALUES (1, 'new-tenant', 1);
 \echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY terse
-SELECT scope, mark FROM fencing.scopes ORDER BY scope;
+SELECT scope, mark FROM fencing.scopes ORDER BY scope COLLATE "C";
 SELECT count(*) AS rows FROM jobs;
 -- at the mark, and below it, as before
 INSERT INTO jobs VALUES (2, 0, 5);
@@ -57,7 +57,7 @@ SELECT fencing.fence_next_epoch('solo') AS term;
 SELECT fencing.create_scope('ext', tokens => 'external');
 SELECT fencing.takeover('ext', 40);
 SELECT scope, mark, owner = :'su' AS owner_is_su, tokens, exact
-  FROM fencing.cluster_marks ORDER BY scope;
+  FROM fencing.cluster_marks ORDER BY scope COLLATE "C";
 INSERT INTO jobs VALUES (4, 0, 5);
 INSERT INTO jobs VALUES (4, 0, 6);
 -- also in a transaction that holds the scope exclusively (its takeover)
@@ -79,10 +79,10 @@ SELECT scope, mark, tokens FROM fencing.scopes WHERE scope = 'fed';
 UPDATE fencing.cluster_marks SET mark = 3, exact = true WHERE scope = 'fed';
 SELECT scope, mark, tokens FROM fencing.scopes WHERE scope = 'fed';
 -- its grants are the fed ones (a role this node lacks left out), and follow
-SELECT privilege, CASE grantee WHEN 0 THEN 'public' ELSE grantee::regrole::text END AS grantee
+SELECT privilege COLLATE "C", CASE grantee WHEN 0 THEN 'public' ELSE grantee::regrole::text END COLLATE "C" AS grantee
   FROM fencing.scope_grants WHERE scope = 'fed' ORDER BY 1, 2;
 UPDATE fencing.cluster_marks SET grants = '{lead:regress_fencing_cluster_grantee}' WHERE scope = 'fed';
-SELECT privilege, grantee::regrole AS grantee FROM fencing.scope_grants WHERE scope = 'fed' ORDER BY 1, 2;
+SELECT privilege COLLATE "C", grantee::regrole AS grantee FROM fencing.scope_grants WHERE scope = 'fed' ORDER BY 1, 2;
 -- the coordinator's grants and revokes are fed
 SELECT fencing.grant_scope('solo', 'write', 'regress_fencing_cluster_grantee');
 SELECT scope, grants FROM fencing.cluster_marks WHERE scope = 'solo';

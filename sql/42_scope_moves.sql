@@ -13,7 +13,7 @@ LOAD 'fencing';
 CREATE FUNCTION mv_marks(prefix text) RETURNS TABLE (scope text, mark bigint)
   LANGUAGE sql AS $$
     SELECT scope, mark FROM fencing.scopes
-     WHERE scope LIKE prefix || '%' ORDER BY scope
+     WHERE scope LIKE prefix || '%' ORDER BY scope COLLATE "C"
 $$;
 
 -- 1. Token column (tokens => 'column'), policy error: scopes mc-s (mark 200,

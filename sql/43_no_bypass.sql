@@ -270,7 +270,7 @@ SELECT fencing.fence_next_epoch('sk-old') AS so \gset
 INSERT INTO sk VALUES (1, 'sk-old', :so);
 SELECT fencing.fence_next_epoch('sk-old') AS so2 \gset
 UPDATE sk SET shard = 'sk-new', tok = :so WHERE id = 1;
-SELECT scope, mark = :so AS mark_is_stale_token FROM fencing.scopes WHERE scope LIKE 'sk-%' ORDER BY 1;
+SELECT scope, mark = :so AS mark_is_stale_token FROM fencing.scopes WHERE scope LIKE 'sk-%' ORDER BY scope COLLATE "C";
 SELECT shard FROM sk;
 
 -- 11. the view tells the truth

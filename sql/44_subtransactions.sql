@@ -39,7 +39,7 @@ BEGIN
 END
 $$;
 SELECT fine_scope_locks() <= 32 AS bounded, fine_scope_locks() > 0 AS some_fine;
-SELECT mode FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND objsubid = -508 ORDER BY 1;
+SELECT mode FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND objsubid = -508 ORDER BY mode COLLATE "C";
 COMMIT;
 -- the same with ROLLBACK TO SAVEPOINT between the rows
 BEGIN;

@@ -49,8 +49,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE
 -- every fence trigger fires ALWAYS ('A'), partitions' too
 SELECT tgrelid::regclass AS rel, tgname, tgenabled
   FROM pg_trigger WHERE tgfoid = 'fencing.fence_trigger()'::regprocedure
- ORDER BY tgrelid::regclass::text, tgname;
-SELECT relation, enabled, problem FROM fencing.protected_tables ORDER BY relation::text;
+ ORDER BY tgrelid::regclass::text COLLATE "C", tgname;
+SELECT relation, enabled, problem FROM fencing.protected_tables ORDER BY relation::text COLLATE "C";
 
 -- the leader's rows, at token 5 (external tokens: the first write sets each mark)
 BEGIN;
@@ -68,8 +68,8 @@ UNION ALL SELECT 'rp_fixed', id, v, tok FROM rp_fixed
 UNION ALL SELECT 'rp_col ' || shard, id, v, tok FROM rp_col
 UNION ALL SELECT 'rp_part ' || shard, id, v, tok FROM rp_part;
 GRANT SELECT ON rp_state TO PUBLIC;
-SELECT * FROM rp_state ORDER BY 1, 2;
-SELECT scope, mark FROM fencing.scopes ORDER BY 1;
+SELECT * FROM rp_state ORDER BY t COLLATE "C", id;
+SELECT scope, mark FROM fencing.scopes ORDER BY scope COLLATE "C";
 
 -- 1. A role granted SET on session_replication_role: under replica, each
 -- write to a protected table is refused, tokenless or stale, whatever the
@@ -121,8 +121,8 @@ UPDATE rp_fixed SET v = 'current token' WHERE id = 1;
 ROLLBACK;
 RESET session_replication_role;
 RESET ROLE;
-SELECT * FROM rp_state ORDER BY 1, 2;
-SELECT scope, mark FROM fencing.scopes ORDER BY 1;
+SELECT * FROM rp_state ORDER BY t COLLATE "C", id;
+SELECT scope, mark FROM fencing.scopes ORDER BY scope COLLATE "C";
 
 -- 2. Through a superuser's SECURITY DEFINER function: the current role is a
 -- superuser, the session's is not; refused too.
@@ -166,8 +166,8 @@ UPDATE rp_part SET v = 'superuser, replica', tok = 4 WHERE shard = 'rp-b';
 DELETE FROM rp_row WHERE id = 1;
 TRUNCATE rp_part_c;
 RESET session_replication_role;
-SELECT * FROM rp_state ORDER BY 1, 2;
-SELECT scope, mark FROM fencing.scopes ORDER BY 1;
+SELECT * FROM rp_state ORDER BY t COLLATE "C", id;
+SELECT scope, mark FROM fencing.scopes ORDER BY scope COLLATE "C";
 -- but a superuser session that SET ROLE to another role is that role
 SET session_replication_role = replica;
 SET ROLE regress_fencing_replica_plain;
@@ -181,17 +181,17 @@ RESET session_replication_role;
 -- session_replication_role: the grantee and its member, not the others
 SELECT severity, "check", object, action FROM fencing.health
  WHERE "check" = 'may set session_replication_role' AND object LIKE 'regress_fencing_replica%'
- ORDER BY object;
+ ORDER BY object COLLATE "C";
 -- a trigger enabled on origin only (plain ENABLE, as 1.3 made them) is not
 -- a working fence: under replica it would not fire
 ALTER TABLE rp_fixed ENABLE TRIGGER zz_fence_row;
 ALTER TABLE rp_part_b ENABLE TRIGGER zz_fence_truncate;
-SELECT relation, enabled, problem FROM fencing.protected_tables ORDER BY relation::text;
+SELECT relation, enabled, problem FROM fencing.protected_tables ORDER BY relation::text COLLATE "C";
 SELECT severity, "check", object, detail, action FROM fencing.health
- WHERE "check" = 'fence not working' ORDER BY object;
+ WHERE "check" = 'fence not working' ORDER BY object COLLATE "C";
 SELECT fencing.protect('rp_fixed', 'tok', scope => 'rp-fixed');
 SELECT fencing.protect('rp_part', 'tok', scope_column => 'shard');
-SELECT relation, enabled, problem FROM fencing.protected_tables ORDER BY relation::text;
+SELECT relation, enabled, problem FROM fencing.protected_tables ORDER BY relation::text COLLATE "C";
 
 -- 5. zz_fence_inserted, which makes the raises INSERT ... ON CONFLICT
 -- defers, counts.  Disabled on a table with a fixed scope: reported, and an
@@ -199,7 +199,7 @@ SELECT relation, enabled, problem FROM fencing.protected_tables ORDER BY relatio
 -- for a row DO NOTHING never wrote).
 ALTER TABLE rp_fixed DISABLE TRIGGER zz_fence_inserted;
 SELECT relation, enabled, problem FROM fencing.protected_tables WHERE relation = 'rp_fixed'::regclass;
-SELECT "check", object, detail FROM fencing.health WHERE "check" = 'fence not working' ORDER BY object;
+SELECT "check", object, detail FROM fencing.health WHERE "check" = 'fence not working' ORDER BY object COLLATE "C";
 INSERT INTO rp_fixed VALUES (1, 'conflicts', 9) ON CONFLICT DO NOTHING;
 \set VERBOSITY sqlstate
 INSERT INTO rp_fixed VALUES (5, 'new row', 9) ON CONFLICT (id) DO UPDATE SET v = excluded.v, tok = excluded.tok;
@@ -237,13 +237,13 @@ SELECT mark FROM fencing.scopes WHERE scope = 'rp-fixed';
 -- the parent or directly) is refused, one into another partition is not
 ALTER TABLE rp_part_b DISABLE TRIGGER zz_fence_inserted;
 SELECT relation, enabled, problem FROM fencing.protected_tables WHERE relation = 'rp_part'::regclass;
-SELECT "check", object, detail FROM fencing.health WHERE "check" = 'fence not working' ORDER BY object;
+SELECT "check", object, detail FROM fencing.health WHERE "check" = 'fence not working' ORDER BY object COLLATE "C";
 INSERT INTO rp_part VALUES (1, 'rp-b', 'conflicts', 9) ON CONFLICT DO NOTHING;
 \set VERBOSITY sqlstate
 INSERT INTO rp_part_b VALUES (1, 'rp-b', 'conflicts', 9) ON CONFLICT DO NOTHING;
 \set VERBOSITY default
 INSERT INTO rp_part VALUES (1, 'rp-a', 'conflicts', 9) ON CONFLICT DO NOTHING;
-SELECT scope, mark FROM fencing.scopes WHERE scope LIKE 'rp-_' ORDER BY 1;
+SELECT scope, mark FROM fencing.scopes WHERE scope LIKE 'rp-_' ORDER BY scope COLLATE "C";
 -- a partition's clone cannot be dropped alone; dropped on the parent it is
 -- gone from every partition
 DROP TRIGGER zz_fence_inserted ON rp_part_a;
@@ -262,12 +262,12 @@ INSERT INTO rp_col VALUES (1, 'rp-c1', 'conflicts', 9) ON CONFLICT DO NOTHING;
 \set VERBOSITY default
 ALTER TABLE rp_col ENABLE ALWAYS TRIGGER zz_fence_inserted;
 INSERT INTO rp_col VALUES (1, 'rp-c1', 'conflicts', 9) ON CONFLICT DO NOTHING;
-SELECT scope, mark FROM fencing.scopes WHERE scope LIKE 'rp-c_' ORDER BY 1;
+SELECT scope, mark FROM fencing.scopes WHERE scope LIKE 'rp-c_' ORDER BY scope COLLATE "C";
 -- a table fenced per row only has no zz_fence_inserted and needs none
 SELECT relation, enabled, problem FROM fencing.protected_tables WHERE relation = 'rp_row'::regclass;
 SELECT count(*) AS inserted_triggers FROM pg_trigger
  WHERE tgrelid = 'rp_row'::regclass AND tgname = 'zz_fence_inserted';
-SELECT relation, enabled, problem FROM fencing.protected_tables ORDER BY relation::text;
+SELECT relation, enabled, problem FROM fencing.protected_tables ORDER BY relation::text COLLATE "C";
 
 \c :regress_db
 DROP DATABASE fencing_replica;
@@ -294,14 +294,14 @@ ALTER TABLE up_part_a ENABLE TRIGGER zz_fence_truncate;
 ALTER TABLE up_off DISABLE TRIGGER zz_fence_row, ENABLE TRIGGER zz_fence_truncate;
 SELECT tgrelid::regclass AS rel, tgname, tgenabled
   FROM pg_trigger WHERE tgfoid = 'fencing.fence_trigger()'::regprocedure
- ORDER BY tgrelid::regclass::text, tgname;
+ ORDER BY tgrelid::regclass::text COLLATE "C", tgname;
 SET client_min_messages = error;
 ALTER EXTENSION fencing UPDATE TO '1.4';
 RESET client_min_messages;
 SELECT tgrelid::regclass AS rel, tgname, tgenabled
   FROM pg_trigger WHERE tgfoid = 'fencing.fence_trigger()'::regprocedure
- ORDER BY tgrelid::regclass::text, tgname;
-SELECT relation, enabled, problem FROM fencing.protected_tables ORDER BY relation::text;
+ ORDER BY tgrelid::regclass::text COLLATE "C", tgname;
+SELECT relation, enabled, problem FROM fencing.protected_tables ORDER BY relation::text COLLATE "C";
 \c :regress_db
 DROP DATABASE fencing_replica_upgrade;
 REVOKE SET ON PARAMETER session_replication_role FROM regress_fencing_replica_app;

@@ -17,7 +17,7 @@ SELECT fencing.use_token('kv', :old);
 UPDATE kv SET v = 'zombie';
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
-SELECT k, v FROM kv ORDER BY k;
+SELECT k, v FROM kv ORDER BY k COLLATE "C";
 
 -- INSERT ... ON CONFLICT DO UPDATE fires the INSERT and the UPDATE checks
 INSERT INTO kv VALUES ('a', 'zombie upsert', :old)
@@ -36,7 +36,7 @@ ROLLBACK;
 INSERT INTO kv VALUES ('b', 'zombie upsert', :new)
   ON CONFLICT (k) DO UPDATE SET v = excluded.v;
 \echo :LAST_ERROR_SQLSTATE
-SELECT k, v, tok = :new AS tok_is_new FROM kv ORDER BY k;
+SELECT k, v, tok = :new AS tok_is_new FROM kv ORDER BY k COLLATE "C";
 
 -- MERGE: each action is fenced
 BEGIN;
@@ -58,7 +58,7 @@ MERGE INTO kv USING (VALUES ('d')) AS s(k) ON kv.k = s.k
   WHEN MATCHED THEN DELETE;
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
-SELECT k, v, tok = :new AS tok_is_new FROM kv ORDER BY k;
+SELECT k, v, tok = :new AS tok_is_new FROM kv ORDER BY k COLLATE "C";
 
 -- COPY FROM: rows carry their token or take the declared one
 COPY kv (k, v, tok) FROM stdin;
@@ -72,7 +72,7 @@ e	copied
 f	copied
 \.
 COMMIT;
-SELECT k, v, tok = :new AS tok_is_new FROM kv WHERE k IN ('e', 'f') ORDER BY k;
+SELECT k, v, tok = :new AS tok_is_new FROM kv WHERE k IN ('e', 'f') ORDER BY k COLLATE "C";
 
 -- DELETE by the new leader, then a stale re-INSERT of the same key
 BEGIN;

@@ -43,11 +43,11 @@ MERGE INTO m17 t USING (VALUES ('a')) s(k) ON t.k = s.k
   WHEN MATCHED THEN UPDATE SET tok = :new
   WHEN NOT MATCHED BY SOURCE THEN UPDATE SET v = 'zombie';
 \echo :LAST_ERROR_SQLSTATE
-SELECT k, v, tok = :old AS tok_is_old FROM m17 ORDER BY k;
+SELECT k, v, tok = :old AS tok_is_old FROM m17 ORDER BY k COLLATE "C";
 -- the current leader
 MERGE INTO m17 t USING (VALUES ('a')) s(k) ON t.k = s.k
   WHEN NOT MATCHED BY SOURCE THEN UPDATE SET v = 'by source', tok = :new;
-SELECT k, v, tok = :new AS tok_is_new FROM m17 ORDER BY k;
+SELECT k, v, tok = :new AS tok_is_new FROM m17 ORDER BY k COLLATE "C";
 
 -- NOT MATCHED BY SOURCE THEN DELETE
 BEGIN;
@@ -64,7 +64,7 @@ SELECT fencing.use_token('m17', :new) IS NOT NULL AS declared;
 MERGE INTO m17 t USING (VALUES ('a')) s(k) ON t.k = s.k
   WHEN NOT MATCHED BY SOURCE AND t.k = 'c' THEN DELETE;
 COMMIT;
-SELECT k, v FROM m17 ORDER BY k;
+SELECT k, v FROM m17 ORDER BY k COLLATE "C";
 
 -- MERGE ... RETURNING merge_action(): a refused MERGE returns nothing
 BEGIN;
@@ -89,7 +89,7 @@ WITH w AS (MERGE INTO m17 t USING (VALUES ('b')) s(k) ON t.k = s.k
              RETURNING merge_action() AS action, t.k)
 SELECT * FROM w;
 \echo :LAST_ERROR_SQLSTATE
-SELECT k, v, tok = :new AS tok_is_new FROM m17 ORDER BY k;
+SELECT k, v, tok = :new AS tok_is_new FROM m17 ORDER BY k COLLATE "C";
 
 -- MERGE into an updatable view (token column renamed)
 CREATE VIEW m17_view AS SELECT k, v, tok AS token FROM m17;
@@ -116,7 +116,7 @@ MERGE INTO m17_view t USING (VALUES ('b', 'view'), ('e', 'view')) s(k, v) ON t.k
   WHEN MATCHED THEN UPDATE SET v = s.v, token = :new
   WHEN NOT MATCHED THEN INSERT (k, v, token) VALUES (s.k, s.v, :new)
   RETURNING merge_action(), t.k, t.v;
-SELECT k, v, tok = :new AS tok_is_new FROM m17 ORDER BY k;
+SELECT k, v, tok = :new AS tok_is_new FROM m17 ORDER BY k COLLATE "C";
 SELECT mark = :new AS mark_is_new FROM fencing.scopes WHERE scope = 'm17';
 
 DROP VIEW m17_view;

@@ -62,7 +62,7 @@ MERGE INTO r18 t USING (VALUES ('d', 'merge')) s(k, v) ON t.k = s.k
   WHEN MATCHED THEN UPDATE SET v = s.v, tok = :new
   RETURNING merge_action(), old.v AS old_v, new.v AS new_v, new.shout;
 
-SELECT k, v, shout, tok = :new AS tok_is_new, tok_twice = 2 * tok AS twice FROM r18 ORDER BY k;
+SELECT k, v, shout, tok = :new AS tok_is_new, tok_twice = 2 * tok AS twice FROM r18 ORDER BY k COLLATE "C";
 SELECT mark = :new AS mark_is_new FROM fencing.scopes WHERE scope = 'r18';
 
 -- a virtual generated column is neither a token nor a scope column

@@ -18,19 +18,19 @@ SELECT p.oid::regprocedure AS function,
                                         ELSE a.grantee::regrole::text END, ', '
                                    ORDER BY CASE WHEN a.grantee = 0 THEN 'PUBLIC'
                                                  WHEN a.grantee = p.proowner THEN 'owner'
-                                                 ELSE a.grantee::regrole::text END)
+                                                 ELSE a.grantee::regrole::text END COLLATE "C")
                    FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
                   WHERE a.privilege_type = 'EXECUTE'), '-') AS may_execute,
        p.prosecdef AS security_definer
   FROM pg_proc p
  WHERE p.pronamespace = 'fencing'::regnamespace
- ORDER BY p.oid::regprocedure::text;
+ ORDER BY p.oid::regprocedure::text COLLATE "C";
 
 -- every table, view and sequence: each privilege and who holds it
 SELECT c.oid::regclass AS relation,
        CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view'
                       WHEN 'S' THEN 'sequence' ELSE c.relkind::text END AS kind,
-       g.grantee, string_agg(g.privilege_type, ', ' ORDER BY g.privilege_type) AS privileges
+       g.grantee, string_agg(g.privilege_type, ', ' ORDER BY g.privilege_type COLLATE "C") AS privileges
   FROM pg_class c
  CROSS JOIN LATERAL (
        SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC'
@@ -44,14 +44,14 @@ SELECT c.oid::regclass AS relation,
  WHERE c.relnamespace = 'fencing'::regnamespace
    AND c.relkind IN ('r', 'v', 'S', 'm', 'p', 'f')
  GROUP BY c.oid, c.relkind, g.grantee
- ORDER BY c.oid::regclass::text, g.grantee;
+ ORDER BY c.oid::regclass::text COLLATE "C", g.grantee COLLATE "C";
 
 -- no column privileges of their own, the schema is usable by everyone
 SELECT a.attrelid::regclass, a.attname, a.attacl
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
  WHERE c.relnamespace = 'fencing'::regnamespace AND a.attacl IS NOT NULL;
 SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' WHEN a.grantee = n.nspowner THEN 'owner'
-            ELSE a.grantee::regrole::text END AS grantee, a.privilege_type
+            ELSE a.grantee::regrole::text END COLLATE "C" AS grantee, a.privilege_type COLLATE "C"
   FROM pg_namespace n, aclexplode(n.nspacl) a
  WHERE n.nspname = 'fencing'
  ORDER BY 1, 2;

@@ -65,7 +65,7 @@ COMMIT;
 RESET ROLE;
 -- the role is no superuser, and its function ran as nobody else
 SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_truncator';
-SELECT DISTINCT who, super, became_super FROM truncator.ran_as ORDER BY 1;
+SELECT DISTINCT who COLLATE "C", super, became_super FROM truncator.ran_as ORDER BY 1;
 
 -- the fence still holds at TRUNCATE: per row, the largest token in the table
 CREATE TABLE per_row (id int, tok bigint);
@@ -98,7 +98,7 @@ BEGIN;
 SELECT fencing.use_token(9);
 INSERT INTO per_scope VALUES (1, 'trunc-a', 9), (2, 'trunc-b', 9), (3, 'trunc-a', 9);
 COMMIT;
-SELECT scope, mark FROM fencing.scopes WHERE scope LIKE 'trunc-%' ORDER BY 1;
+SELECT scope, mark FROM fencing.scopes WHERE scope LIKE 'trunc-%' ORDER BY scope COLLATE "C";
 SELECT fencing.takeover('trunc-b', 12);
 BEGIN;
 SELECT fencing.use_token(10);
@@ -113,7 +113,7 @@ SELECT fencing.use_token(12);
 TRUNCATE per_scope;
 COMMIT;
 SELECT count(*) FROM per_scope;
-SELECT scope, mark FROM fencing.scopes WHERE scope LIKE 'trunc-%' ORDER BY 1;
+SELECT scope, mark FROM fencing.scopes WHERE scope LIKE 'trunc-%' ORDER BY scope COLLATE "C";
 
 -- partitioned: the parent has no rows of its own, each partition is judged
 CREATE TABLE parted_rows (id int, tok bigint) PARTITION BY RANGE (id);
@@ -212,7 +212,7 @@ BEGIN;
 SELECT fencing.use_token(400);
 INSERT INTO twice VALUES (2, 400) ON CONFLICT DO NOTHING;
 COMMIT;
-SELECT scope, mark FROM fencing.scopes WHERE scope IN ('trunc-c', 'trunc-d') ORDER BY 1;
+SELECT scope, mark FROM fencing.scopes WHERE scope IN ('trunc-c', 'trunc-d') ORDER BY scope COLLATE "C";
 BEGIN;
 SELECT fencing.use_token(300);
 TRUNCATE twice;

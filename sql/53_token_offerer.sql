@@ -474,7 +474,7 @@ DELETE FROM regress_offerer.v_parent WHERE id = 1;
 SELECT r.rolname AS locked_by_owner, l.mode
   FROM pg_locks l JOIN pg_roles r ON r.oid = l.objid
  WHERE l.pid = pg_backend_pid() AND l.locktype = 'advisory' AND l.objsubid = -508
- ORDER BY 1, 2;
+ ORDER BY 1, l.mode COLLATE "C";
 COMMIT;
 RESET ROLE;
 
@@ -484,7 +484,7 @@ DROP SCHEMA regress_offerer_m CASCADE;
 DROP FUNCTION public.regress_offerer_mark(text);
 SELECT fencing.revoke_scope('regress-offerer-e1', 'write', 'regress_offerer_writer');
 SELECT fencing.alter_scope_owner(scope, current_user::regrole)
-  FROM fencing.scopes WHERE scope LIKE 'regress-offerer-%' ORDER BY scope;
+  FROM fencing.scopes WHERE scope LIKE 'regress-offerer-%' ORDER BY scope COLLATE "C";
 REVOKE EXECUTE ON FUNCTION fencing.create_scope(text, text, regrole) FROM regress_offerer_owner;
 -- protect() gave the owners of the tables it fenced EXECUTE on the fence
 DROP OWNED BY regress_offerer_owner, regress_offerer_mallory;

@@ -109,7 +109,7 @@ SELECT * FROM fencing.acquire_lease('victim', 'writer', '1 minute');
 INSERT INTO feed_rows VALUES (1, 1000);
 INSERT INTO feed_rows VALUES (2, 999);
 \echo :LAST_ERROR_SQLSTATE
-SELECT scope, mark FROM fencing.scopes ORDER BY scope;
+SELECT scope, mark FROM fencing.scopes ORDER BY scope COLLATE "C";
 -- a table of its own, bound to a scope it may write
 CREATE TABLE writer_rows (id int, tok bigint);
 SELECT fencing.protect('writer_rows', 'tok', scope => 'external-feed');
@@ -238,7 +238,7 @@ SELECT p.oid::regprocedure AS internal_function,
  WHERE p.pronamespace = 'fencing'::regnamespace
    AND p.proname IN ('protect_new_partitions', 'forget_cached_marks',
                      'fence_new_partitions', 'create_scope', 'fence_older_timelines')
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text COLLATE "C";
 -- the superuser holds such a lock only when it asks to
 BEGIN;
 SELECT fencing.unprotect('pg_catalog.pg_authid');

@@ -57,7 +57,7 @@ UPDATE lease_jobs SET tok = :t5 WHERE id = 1;
 -- one place to see every lease
 SELECT scope, holder, term IS NOT NULL AS has_term, acquired_at <= expires_at AS ordered,
        live, takeovers, mark = term AS mark_is_term
-  FROM fencing.lease_status ORDER BY scope;
+  FROM fencing.lease_status ORDER BY scope COLLATE "C";
 
 -- bad input
 SELECT * FROM fencing.acquire_lease(NULL, 'w', '1 second');

@@ -71,7 +71,7 @@ SELECT scope, mark = :t2 AS mark_is_t2, latest_term = :t2 AS latest_is_t2, lates
        lease_renewals_refused, terms_last_hour, flapping, last_rejection_at
   FROM fencing.scope_stats;
 SELECT relation, scope, on_stale, enabled, rejected_stale, skipped, bypassed
-  FROM fencing.table_stats ORDER BY relation::text;
+  FROM fencing.table_stats ORDER BY relation::text COLLATE "C";
 SELECT count(*) FROM fencing.last_rejections;
 -- stats_reset needs shared memory
 SELECT fencing.stats_reset();
@@ -80,7 +80,7 @@ SELECT fencing.stats_reset();
 SHOW fencing.flapping_terms_per_hour;
 SET fencing.flapping_terms_per_hour = 3;
 SELECT fencing.fence_next_epoch('flap') FROM generate_series(1, 4) \g /dev/null
-SELECT scope, terms_last_hour, flapping FROM fencing.scope_stats ORDER BY scope;
+SELECT scope, terms_last_hour, flapping FROM fencing.scope_stats ORDER BY scope COLLATE "C";
 SET fencing.flapping_terms_per_hour = 4;
 SELECT scope, terms_last_hour, flapping FROM fencing.scope_stats WHERE scope = 'flap';
 RESET fencing.flapping_terms_per_hour;
@@ -93,8 +93,8 @@ SELECT lease_holder, lease_live, lease_fenced FROM fencing.scope_stats WHERE sco
 
 -- 4. who may read and reset: pg_monitor reads (every scope), others nothing
 SET ROLE regress_tele_monitor;
-SELECT scope, flapping FROM fencing.scope_stats ORDER BY scope;
-SELECT relation FROM fencing.table_stats ORDER BY relation::text;
+SELECT scope, flapping FROM fencing.scope_stats ORDER BY scope COLLATE "C";
+SELECT relation FROM fencing.table_stats ORDER BY relation::text COLLATE "C";
 SELECT count(*) FROM fencing.last_rejections;
 SELECT fencing.stats_reset();
 SELECT fencing.prune_terms();
@@ -111,18 +111,18 @@ RESET ROLE;
 SELECT fencing.prune_terms(keep_per_scope => 0);
 SELECT fencing.prune_terms(older_than => '-1 day');
 SELECT fencing.prune_terms(NULL);
-SELECT scope, count(*) AS terms FROM fencing.terms GROUP BY scope ORDER BY scope;
+SELECT scope, count(*) AS terms FROM fencing.terms GROUP BY scope ORDER BY scope COLLATE "C";
 -- nothing is 90 days old
 SELECT fencing.prune_terms();
 -- 'flap' issued 4 terms: keep 2
 SELECT fencing.prune_terms('0', 2);
-SELECT scope, array_agg(epoch ORDER BY epoch) AS kept FROM fencing.terms GROUP BY scope ORDER BY scope;
+SELECT scope, array_agg(epoch ORDER BY epoch) AS kept FROM fencing.terms GROUP BY scope ORDER BY scope COLLATE "C";
 -- 'leased': the lease's term (below the mark) is kept, as is the latest
 SELECT l.term = ANY (array_agg(t.epoch)) AS lease_term_kept
   FROM fencing.leases l JOIN fencing.terms t USING (scope) WHERE scope = 'leased' GROUP BY l.term;
 -- keep 1: only the latest term of each scope, and the lease's
 SELECT fencing.prune_terms('0', 1);
-SELECT scope, count(*) AS terms FROM fencing.terms GROUP BY scope ORDER BY scope;
+SELECT scope, count(*) AS terms FROM fencing.terms GROUP BY scope ORDER BY scope COLLATE "C";
 -- the clock does not go back: the next term is above every term ever issued
 SELECT max(epoch) AS before_next FROM fencing.terms WHERE scope = 'flap' \gset
 SELECT fencing.fence_next_epoch('flap') > :before_next AS above_latest;

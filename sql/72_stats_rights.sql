@@ -17,6 +17,9 @@ CREATE EXTENSION fencing;
 RESET client_min_messages;
 CREATE ROLE regress_sr_victim;
 CREATE ROLE regress_sr_stranger;
+-- a superuser of a fixed name: the rejections logged below name the role,
+-- and the bootstrap superuser is named after whoever ran initdb
+CREATE ROLE regress_sr_admin SUPERUSER;
 CREATE SCHEMA victim AUTHORIZATION regress_sr_victim;
 CREATE SCHEMA stranger AUTHORIZATION regress_sr_stranger;
 GRANT EXECUTE ON FUNCTION fencing.create_scope(text, text, regrole) TO regress_sr_victim;
@@ -117,6 +120,7 @@ SELECT pg_temp.caught(format('SELECT fencing.takeover(%L, %s)', 'victim-scope', 
 SELECT pg_temp.caught(format('SELECT fencing.takeover(%L, %s)', 'victim-scope', :t1)) AS takeover_zf001;
 SET fencing.log_rejections = notice;
 SET application_name = 'admin';
+SET ROLE regress_sr_admin;
 SELECT fencing.takeover('victim-scope', :t2 + 100);
 SELECT fencing.takeover('victim-scope', :t1);
 -- a caller without "write" is refused before anything is counted or logged
@@ -137,4 +141,4 @@ RESET fencing.log_rejections;
 RESET fencing.log_skips;
 \c :regress_db
 DROP DATABASE fencing_stats_rights;
-DROP ROLE regress_sr_victim, regress_sr_stranger;
+DROP ROLE regress_sr_victim, regress_sr_stranger, regress_sr_admin;

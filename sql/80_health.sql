@@ -146,7 +146,8 @@ SELECT count(*) AS before_drop FROM fencing.health WHERE "check" LIKE '%dropped 
 DROP ROLE regress_health_gone;
 SELECT severity, "check", object, regexp_replace(detail, 'OID [0-9]+', 'OID n') AS detail,
        regexp_replace(action, 'grantee = [0-9]+', 'grantee = n') AS action
-  FROM fencing.health WHERE "check" LIKE '%dropped role' ORDER BY 1, 2, 3;
+  FROM fencing.health WHERE "check" LIKE '%dropped role'
+ ORDER BY severity COLLATE "C", "check" COLLATE "C", object COLLATE "C";
 -- the DBA repairs both: the findings go
 SELECT fencing.alter_scope_owner('orphaned', current_user::regrole);
 DELETE FROM fencing.scope_grants g

@@ -37,7 +37,7 @@ INSERT INTO old_kv VALUES (1, 5);
 INSERT INTO old_kv VALUES (1, 105) ON CONFLICT DO NOTHING;
 SELECT tokens, mark FROM fencing.scopes WHERE scope = 'kept-external';
 -- the objects of an upgraded install are those of a fresh one
-SELECT pg_describe_object(classid, objid, objsubid) AS member
+SELECT pg_describe_object(classid, objid, objsubid) COLLATE "C" AS member
   FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'fencing')
   ORDER BY 1;
@@ -65,8 +65,8 @@ ALTER EXTENSION fencing UPDATE TO '1.2';
 SELECT extversion FROM pg_extension WHERE extname = 'fencing';
 SELECT scope, owner::regrole = (SELECT extowner FROM pg_extension WHERE extname = 'fencing')::regrole AS owned_by_ext_owner,
        tokens, mark = CASE scope WHEN 'old-clock' THEN :old_term ELSE 500 END AS mark_kept
-  FROM fencing.scopes ORDER BY scope;
-SELECT scope, grantee, privilege FROM fencing.scope_grants ORDER BY 1, 3;
+  FROM fencing.scopes ORDER BY scope COLLATE "C";
+SELECT scope, grantee, privilege FROM fencing.scope_grants ORDER BY scope COLLATE "C", privilege COLLATE "C";
 SELECT holder, term = :old_term AS lease_term_kept, live FROM fencing.lease_status;
 SELECT count(*) AS terms_kept FROM fencing.terms WHERE scope = 'old-clock' AND epoch = :old_term;
 -- an application of 1.1 keeps working: PUBLIC may still lead, write and read
@@ -84,7 +84,7 @@ SELECT fencing.fence_next_epoch('old-clock');
 SELECT count(*) AS app_reads FROM fencing.scopes WHERE scope = 'old-clock';
 RESET ROLE;
 -- the objects and configuration tables of an upgraded install are those of a fresh one
-SELECT pg_describe_object(classid, objid, objsubid) AS member
+SELECT pg_describe_object(classid, objid, objsubid) COLLATE "C" AS member
   FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'fencing')
   ORDER BY 1;
@@ -117,7 +117,7 @@ SELECT extversion FROM pg_extension WHERE extname = 'fencing';
 SELECT p.oid::regprocedure AS lease_function, l.lanname, p.prosecdef, p.proconfig
   FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
  WHERE p.pronamespace = 'fencing'::regnamespace AND p.proname LIKE '%\_lease'
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text COLLATE "C";
 SET ROLE regress_fencing_lease_app;
 -- the holder asks again: the same term; another holder is told who holds it
 SELECT granted, term = :held_term AS same_term FROM fencing.acquire_lease('carried', 'h1', '1 hour');
@@ -129,8 +129,8 @@ SELECT granted, term > :short_term AS newer_term FROM fencing.acquire_lease('exp
 SELECT renewed, lease_holder FROM fencing.renew_lease('expiring', 'h1', :short_term, '1 hour');
 SELECT fencing.release_lease('carried', 'h1', :held_term) AS released;
 RESET ROLE;
-SELECT scope, holder, live, takeovers, fenced FROM fencing.lease_status ORDER BY scope;
-SELECT scope, count(*) AS terms FROM fencing.terms GROUP BY scope ORDER BY scope;
+SELECT scope, holder, live, takeovers, fenced FROM fencing.lease_status ORDER BY scope COLLATE "C";
+SELECT scope, count(*) AS terms FROM fencing.terms GROUP BY scope ORDER BY scope COLLATE "C";
 \c :regress_db
 DROP DATABASE fencing_upgrade_13;
 DROP ROLE regress_fencing_lease_app;

@@ -31,7 +31,7 @@ fencing_asroot() {
 
 # Debian packages the tests and the demo need, and any named as arguments
 # (the packaging check and the examples add theirs); installed with apt-get
-# when root, or with sudo.
+# when root, or with sudo (fencing_apt_install: quietly, no service started).
 fencing_prereqs() {
     local pkgs=(make gcc "postgresql-$FENCING_PG_MAJOR" "postgresql-server-dev-$FENCING_PG_MAJOR"
                 "postgresql-client-$FENCING_PG_MAJOR" libipc-run-perl perl python3 "$@")
@@ -44,14 +44,97 @@ fencing_prereqs() {
         say "$(fencing_cmd) needs the Debian packages ${missing[*]}, which are not installed: run it as root or as a user with sudo (after \`sudo -v\` if sudo asks for a password: the tests never prompt; it installs them with apt-get), or have them installed first."
         return 1
     fi
-    say "installing: ${missing[*]}"
-    "${FENCING_ASROOT[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || true
-    "${FENCING_ASROOT[@]}" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+    fencing_apt_install "${missing[@]}"
+}
+
+# Where apt-get's and dpkg's output goes (the screen gets one line per
+# install): FENCING_INSTALL_LOG, else ~/.local/state/fencing/install.log.
+fencing_install_log() {
+    local dir
+    if [ -n "${FENCING_INSTALL_LOG:-}" ]; then echo "$FENCING_INSTALL_LOG"; return; fi
+    dir=${XDG_STATE_HOME:-${HOME:-/root}/.local/state}/fencing
+    if mkdir -p "$dir" 2>/dev/null && [ -w "$dir" ]; then echo "$dir/install.log"; else echo /dev/null; fi
+}
+
+# fencing_apt_install PACKAGE...: apt-get install as root (FENCING_ASROOT set
+# by fencing_asroot), its output in the install log.  No service of what it
+# installs is started or left enabled: /usr/sbin/policy-rc.d (exit 101: Debian's
+# maintainer scripts then start nothing) while it runs, written only if the
+# machine had none and removed again; then every systemd unit of a package
+# that this install added is disabled (Debian's scripts enable them, policy or
+# not).  Says on one line what it installed and which services it kept off;
+# the list goes to FENCING_INSTALL_RECORD too when that names a file
+# (test/run prints it at the end).
+fencing_apt_install() {
+    local log rc policy=/usr/sbin/policy-rc.d made_policy= saved_traps= added=() units=() u p
+    local -A had=()
+    log=$(fencing_install_log)
+    while read -r p; do had[$p]=1; done < <(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 2>/dev/null | awk '$1 ~ /^.i/ {print $2}')
+    say "installing Debian packages (apt-get, output in $log): $*"
+    if [ ! -e "$policy" ]; then
+        # removed however this ends: interrupted, a policy left behind would
+        # keep every service of the machine from starting at its next install
+        saved_traps=$(trap -p INT TERM HUP EXIT) made_policy=1
+        trap '"${FENCING_ASROOT[@]}" rm -f /usr/sbin/policy-rc.d' EXIT
+        trap '"${FENCING_ASROOT[@]}" rm -f /usr/sbin/policy-rc.d; exit 130' INT
+        trap '"${FENCING_ASROOT[@]}" rm -f /usr/sbin/policy-rc.d; exit 143' TERM
+        trap '"${FENCING_ASROOT[@]}" rm -f /usr/sbin/policy-rc.d; exit 129' HUP
+        printf '#!/bin/sh\n# fencing test/lib.sh: no service starts during its apt-get install (removed after it)\nexit 101\n' |
+            "${FENCING_ASROOT[@]}" tee "$policy" >/dev/null &&
+            "${FENCING_ASROOT[@]}" chmod 755 "$policy"
+    fi
+    {
+        echo "=== $(date -u '+%F %T UTC') apt-get install $*"
+        "${FENCING_ASROOT[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q || true
+        "${FENCING_ASROOT[@]}" env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -q --no-install-recommends "$@"
+    } >> "$log" 2>&1
+    rc=$?
+    if [ -n "$made_policy" ]; then
+        "${FENCING_ASROOT[@]}" rm -f "$policy"
+        trap - INT TERM HUP EXIT
+        eval "$saved_traps"
+    fi
+    while read -r p; do
+        [ -n "${had[$p]:-}" ] || added+=("$p")
+    done < <(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 2>/dev/null | awk '$1 ~ /^.i/ {print $2}')
+    for p in "${added[@]}"; do
+        while read -r u; do
+            [ -n "$u" ] || continue
+            u=${u##*/}
+            case $u in *@.*) continue ;; esac      # templates: their instances are others' to enable
+            # as the package's own scripts enabled it (deb-systemd-helper
+            # works only for them: it wants DPKG_MAINTSCRIPT_PACKAGE), so
+            # that its record agrees and an upgrade keeps it disabled
+            if command -v deb-systemd-helper >/dev/null &&
+               "${FENCING_ASROOT[@]}" env DPKG_MAINTSCRIPT_PACKAGE="$p" \
+                   deb-systemd-helper --quiet was-enabled "$u" 2>/dev/null; then
+                "${FENCING_ASROOT[@]}" env DPKG_MAINTSCRIPT_PACKAGE="$p" \
+                    deb-systemd-helper disable "$u" >> "$log" 2>&1
+                units+=("$u")
+            elif command -v systemctl >/dev/null && systemctl --quiet is-enabled "$u" 2>/dev/null; then
+                "${FENCING_ASROOT[@]}" systemctl disable --quiet "$u" >> "$log" 2>&1
+                units+=("$u")
+            fi
+        done < <(dpkg-query -L "$p" 2>/dev/null | grep -E '^(/usr)?/lib/systemd/system/[^/]+\.(service|socket|timer)$')
+    done
+    if [ "$rc" -ne 0 ]; then
+        say "apt-get install $* failed (status $rc): the last lines of $log:"
+        tail -n 15 "$log" >&2
+        return "$rc"
+    fi
+    say "installed ${#added[@]} Debian packages (${added[*]:-none new}); services kept from starting and disabled: ${units[*]:-none}"
+    if [ -n "${FENCING_INSTALL_RECORD:-}" ]; then
+        { [ ${#added[@]} -gt 0 ] && echo "packages: ${added[*]}"
+          [ ${#units[@]} -gt 0 ] && echo "services disabled: ${units[*]}"; } >> "$FENCING_INSTALL_RECORD" 2>/dev/null
+    fi
+    return 0
 }
 
 # Debian packages that building the .deb needs (debian/control's Build-Depends).
-FENCING_PACKAGE_PREREQS=(dpkg-dev debhelper postgresql-server-dev-all)
+# build-essential too: dpkg-checkbuilddeps always wants it, and dpkg-dev only
+# recommends it (the installs here leave recommends out).
+FENCING_PACKAGE_PREREQS=(build-essential dpkg-dev debhelper postgresql-server-dev-all)
 
 # Debian packages that test/stages/exporter needs (the Prometheus exporter, an HTTP client).
 FENCING_EXPORTER_PREREQS=(prometheus-postgres-exporter curl)

@@ -60,7 +60,10 @@ def renew(conn, term):
         "SELECT * FROM fencing.renew_lease(%s, %s, %s, make_interval(secs => %s))",
         (SCOPE, HOLDER, term, TTL)).fetchone()
     if not renewed:
-        log(f"renewal refused: the lease is {holder or 'nobody'}'s (term {current}); stop writing")
+        if holder:
+            log(f"renewal refused: the lease is {holder}'s (term {current}); stop writing")
+        else:
+            log(f"renewal refused: the lease expired and nobody holds it (my term {term} is over); stop writing")
     return renewed
 
 

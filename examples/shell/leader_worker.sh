@@ -5,9 +5,17 @@
 #
 # The same loop as examples/python/leader_worker.py: elect yourself with
 # fencing.acquire_lease() (the term is your fencing token), declare the term
-# in every transaction with fencing.use_token(), renew between batches, and
+# in every transaction with fencing.use_token(), keep the lease renewed, and
 # stop writing on SQLSTATE ZF001 or a refused renewal; then elect again (a new
 # lease always comes with a new, higher term). The table is examples/schema.sql's.
+#
+# Each psql run costs a process and a connection, so a batch can take longer
+# than the lease under load: the lease is renewed by a heartbeat in the
+# background, every third of its TTL, whatever the batches take (as etcd's
+# lock keeps its session alive). The heartbeat's verdict is read between
+# batches; within a batch nothing is asked, and a worker that was paused (or
+# stalled) past its lease is stopped by the fence: its next write is
+# rejected with ZF001.
 set -uo pipefail
 
 NAME=$1
@@ -41,17 +49,41 @@ SQL
     done
 }
 
-renew() {
+renew() {      # one renewal; prints why when it is refused
     local renewed holder current
     read -r renewed holder current < <(sql -v term="$term" <<'SQL'
-SELECT renewed, coalesce(lease_holder, 'nobody'), lease_term
+SELECT renewed, coalesce(lease_holder, ''), coalesce(lease_term::text, '')
   FROM fencing.renew_lease(:'scope', :'holder', :term, :'ttl');
 SQL
 )
     [ "$renewed" = t ] && return 0
-    log "renewal refused: the lease is $holder's (term $current); stop writing"
+    if [ -n "$holder" ]; then
+        echo "renewal refused: the lease is $holder's (term $current); stop writing"
+    else
+        echo "renewal refused: the lease expired and nobody holds it (my term $term is over); stop writing"
+    fi
     return 1
 }
+
+# heartbeat: renews the lease every TTL/3 seconds; when a renewal is
+# refused it says why and ends, which the loop below sees between batches.
+# Started after each election, stopped before the next; it ends with us.
+beat=
+start_heartbeat() {
+    ( while sleep "$(awk -v t="$TTL" 'BEGIN { printf "%.3f", t / 3 }')"; do
+          kill -0 $$ 2>/dev/null || exit 0               # the worker is gone
+          why=$(renew) || { log "$why"; exit 0; }
+      done ) &
+    beat=$!
+}
+stop_heartbeat() {
+    [ -n "$beat" ] || return 0
+    kill "$beat" 2>/dev/null; wait "$beat" 2>/dev/null; beat=
+}
+lease_lost() { ! kill -0 "$beat" 2>/dev/null; }   # the heartbeat ended: refused
+trap stop_heartbeat EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 write_batch() {   # write_batch BATCH: one transaction per item (psql -1)
     local item err
@@ -75,11 +107,13 @@ SQL
 done=0
 while [ "$done" -lt "$BATCHES" ]; do
     acquire
+    start_heartbeat
     while [ "$done" -lt "$BATCHES" ]; do
         write_batch $((done + 1)) || break                  # fenced: elect again
         done=$((done + 1))
-        [ "$done" -lt "$BATCHES" ] && { renew || break; }   # lost the lease: elect again
+        [ "$done" -lt "$BATCHES" ] && lease_lost && break   # lost the lease: elect again
     done
+    stop_heartbeat
     if [ "$done" -ge "$BATCHES" ]; then
         sql -v term="$term" -o /dev/null <<<"SELECT fencing.release_lease(:'scope', :'holder', :term);"
         log "released the lease"

@@ -149,7 +149,7 @@ for my $holder ('fence', 'nextval', 'none')
 	is($node->safe_psql('postgres', "SELECT count(*) FROM plain WHERE round = $round"),
 		'0', "round $round ($holder): control: the crash lost an async commit");
 	is( $node->safe_psql('postgres',
-			"SELECT string_agg(mark::text, ',' ORDER BY scope) FROM fencing.scopes WHERE scope IN ('r1', 'r2')"
+			"SELECT string_agg(mark::text, ',' ORDER BY scope COLLATE \"C\") FROM fencing.scopes WHERE scope IN ('r1', 'r2')"
 		),
 		"$last_r1,$last_r2",
 		"round $round ($holder): the marks are the last epochs issued");
@@ -189,12 +189,12 @@ for my $holder ('fence', 'nextval', 'none')
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM plain WHERE round = 100'),
 		'0', 'lease grants: control: the crash lost an async commit');
 	is( $node->safe_psql('postgres',
-			"SELECT string_agg(holder || ':' || term, ',' ORDER BY scope) FROM fencing.leases WHERE scope IN ('lease0', 'lease1')"
+			"SELECT string_agg(holder || ':' || term, ',' ORDER BY scope COLLATE \"C\") FROM fencing.leases WHERE scope IN ('lease0', 'lease1')"
 		),
 		"$last{lease0},$last{lease1}",
 		'lease grants: each lease has the holder and term of its last grant');
 	is( $node->safe_psql('postgres',
-			"SELECT string_agg(mark::text, ',' ORDER BY scope) FROM fencing.scopes WHERE scope IN ('lease0', 'lease1')"
+			"SELECT string_agg(mark::text, ',' ORDER BY scope COLLATE \"C\") FROM fencing.scopes WHERE scope IN ('lease0', 'lease1')"
 		),
 		join(',', map { (split /:/, $last{$_})[1] } 'lease0', 'lease1'),
 		'lease grants: each scope\'s mark is its last granted term');

@@ -110,12 +110,12 @@ q1($db, "INSERT INTO jobs VALUES (5, $e2, 'five')");
 q1($db, "UPDATE rows_only SET tok = 10 WHERE id = 1");
 q1($db, "SELECT fencing.fence_next_epoch('other', 'leader-o')");
 
-my $scopes_sql = 'SELECT * FROM fencing.scopes ORDER BY scope';
+my $scopes_sql = 'SELECT * FROM fencing.scopes ORDER BY scope COLLATE "C"';
 my $terms_sql  = 'SELECT * FROM fencing.terms ORDER BY epoch';
 my $seq_sql    = 'SELECT last_value, is_called FROM fencing.epoch_seq';
 my $data_sql =
   'SELECT * FROM jobs ORDER BY id; SELECT * FROM ext ORDER BY id; SELECT * FROM rows_only';
-my $prot_sql   = 'SELECT * FROM fencing.protected_tables ORDER BY relation::text';
+my $prot_sql   = 'SELECT * FROM fencing.protected_tables ORDER BY relation::text COLLATE "C"';
 my %before = map { $_ => q1($db, $_) }
   ($scopes_sql, $terms_sql, $seq_sql, $data_sql, $prot_sql);
 my $max_epoch = q1($db, 'SELECT max(epoch) FROM fencing.terms');

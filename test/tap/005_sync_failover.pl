@@ -118,7 +118,7 @@ is(q1("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'"),
 	'0', 'nobody waits any more');
 $primary->wait_for_catchup($standby);
 is( $standby->safe_psql('postgres',
-		"SELECT string_agg(scope, ',' ORDER BY scope) FROM fencing.terms WHERE scope IN ('w1', 'w2')"),
+		"SELECT string_agg(scope, ',' ORDER BY scope COLLATE \"C\") FROM fencing.terms WHERE scope IN ('w1', 'w2')"),
 	'w1,w2', 'the standby has both terms');
 is($standby->safe_psql('postgres', "SELECT mark FROM fencing.scopes WHERE scope = 'ext'"),
 	'1000', 'the standby has the raised mark');
@@ -149,9 +149,9 @@ my $lease = q1(
 push @{ $issued{leased} }, $lease;
 
 my %state = (
-	scopes => 'SELECT scope, mark, epoch, holder, terms_issued, tokens FROM fencing.scopes ORDER BY scope',
-	terms  => 'SELECT scope, epoch, holder FROM fencing.terms ORDER BY scope, epoch',
-	leases => 'SELECT scope, holder, term, expires_at FROM fencing.leases ORDER BY scope',
+	scopes => 'SELECT scope, mark, epoch, holder, terms_issued, tokens FROM fencing.scopes ORDER BY scope COLLATE "C"',
+	terms  => 'SELECT scope, epoch, holder FROM fencing.terms ORDER BY scope COLLATE "C", epoch',
+	leases => 'SELECT scope, holder, term, expires_at FROM fencing.leases ORDER BY scope COLLATE "C"',
 	rows   => 'SELECT * FROM jobs ORDER BY id; SELECT * FROM ext ORDER BY id; SELECT * FROM rows_only',
 );
 my %before = map { $_ => q1($state{$_}) } keys %state;

@@ -121,7 +121,7 @@ is(q2('SELECT timeline FROM fencing.clock_timeline()'), '2',
 # 'issued' scopes are lifted to the floor of timeline 2.
 q2("INSERT INTO jobs VALUES (20, $replicated_mark, 'fenced on the old primary, admitted here')");
 pass("control: before the lift, the leader of the surviving mark ($replicated_mark) is admitted");
-is(q2(q{SELECT string_agg(object, ',' ORDER BY object) FROM fencing.health
+is(q2(q{SELECT string_agg(object, ',' ORDER BY object COLLATE "C") FROM fencing.health
 		WHERE "check" = 'scope not fenced since the promotion'}),
 	'jobs,leased,other', 'health lists the issued scopes not fenced since the promotion');
 my $floor = q2('SELECT term_floor FROM fencing.clock_timeline()');

@@ -94,12 +94,12 @@ is( q1(q{SELECT rejected_stale, rejected_missing, skipped, terms_issued, lease_g
 	"0|0|0|3|3|1|1|h3|t|f", 'counters of scope L');
 is( q1(q{SELECT relation, rejected_stale, rejected_missing, rejected_not_issued, rejected_conflict,
 			skipped, bypassed
-		FROM fencing.table_stats ORDER BY relation::text}),
+		FROM fencing.table_stats ORDER BY relation::text COLLATE "C"}),
 	"per_row|1|0|0|0|0|0\nsk|0|0|0|0|2|0\nt|3|1|1|1|0|2", 'counters per table');
 
 my $tok_mark = "$t1|$t2";
 is( q1(q{SELECT kind, sqlstate, relation, token, mark, declared, role, application_name, client
-		FROM fencing.last_rejections WHERE by = 'scope' AND scope = 'tele' ORDER BY kind}),
+		FROM fencing.last_rejections WHERE by = 'scope' AND scope = 'tele' ORDER BY kind COLLATE "C"}),
 	join("\n",
 		"conflict|ZF005|t|77||$t2|app|worker-E|[local]",
 		"missing|ZF002|t||||app|worker-C|[local]",

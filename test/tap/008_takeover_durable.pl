@@ -150,7 +150,7 @@ crash_window(
 		$s->query_safe('SET LOCAL synchronous_commit = off');
 		$s->query_safe('COMMIT');
 	});
-is(q1("SELECT string_agg(scope || ':' || mark || ':' || tokens, ',' ORDER BY scope) FROM fencing.scopes WHERE scope IN ('second', 'third')"),
+is(q1("SELECT string_agg(scope || ':' || mark || ':' || tokens, ',' ORDER BY scope COLLATE \"C\") FROM fencing.scopes WHERE scope IN ('second', 'third')"),
 	'second:60:external,third:5:external',
 	'both takeovers of the transaction survived the immediate stop');
 is(sqlstate_error($node, $db, "SELECT fencing.takeover('second', 50)"),
@@ -254,7 +254,7 @@ crash_window(
 			"INSERT INTO sc VALUES (2, 'sc_a', 40, 'raise'), (3, 'sc_b', 25, 'new scope') ON CONFLICT (id) DO UPDATE SET tok = EXCLUDED.tok, v = EXCLUDED.v"
 		);
 	});
-is(q1("SELECT string_agg(scope || ':' || mark || ':' || tokens, ',' ORDER BY scope) FROM fencing.scopes WHERE scope IN ('sc_a', 'sc_b')"),
+is(q1("SELECT string_agg(scope || ':' || mark || ':' || tokens, ',' ORDER BY scope COLLATE \"C\") FROM fencing.scopes WHERE scope IN ('sc_a', 'sc_b')"),
 	'sc_a:40:external,sc_b:25:external',
 	'scope column: the raised mark and the created scope survived the immediate stop');
 is(q1("SELECT string_agg(id || ':' || scope || ':' || tok, ',' ORDER BY id) FROM sc"),

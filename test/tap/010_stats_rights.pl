@@ -69,7 +69,7 @@ sub victim_counts
 sub victim_last
 {
 	return q1(q{SELECT kind, relation, role, application_name FROM fencing.last_rejections
-		WHERE by = 'scope' AND scope = 'victim-scope' ORDER BY kind});
+		WHERE by = 'scope' AND scope = 'victim-scope' ORDER BY kind COLLATE "C"});
 }
 sub table_counts
 {
@@ -124,7 +124,7 @@ like(as('victim', 'taker', "UPDATE victim.t SET v = 'x' WHERE id = 1; SELECT fen
 	qr/stale fencing token for scope/, 'takeover: ZF001');
 is(victim_counts(), '1|3|1|0', "takeover's ZF001 and ZF003 counted under the scope");
 is( q1(q{SELECT kind, relation IS NULL, role, application_name FROM fencing.last_rejections
-		WHERE by = 'scope' AND scope = 'victim-scope' AND kind IN ('stale', 'not_issued') ORDER BY kind}),
+		WHERE by = 'scope' AND scope = 'victim-scope' AND kind IN ('stale', 'not_issued') ORDER BY kind COLLATE "C"}),
 	"not_issued|t|victim|taker\nstale|t|victim|taker", "takeover's rejections name no table");
 is(table_counts('victim.t'), '0|3|0|0', "takeover's rejections are not the table's");
 like(as('victim', 'writer', "UPDATE victim.t SET v = 'x', tok = $t2 + 100 WHERE id = 1"), qr/was not issued/,

@@ -60,7 +60,10 @@ sub session
 
 my $warning = qr/WARNING:  55000: "fencing.bypass" set before the fencing library was loaded is ignored/;
 
-for my $user ('postgres', 'granted')
+# the bootstrap superuser: named after the OS user who ran initdb
+my $superuser = $node->safe_psql('postgres', 'SELECT rolname FROM pg_catalog.pg_roles WHERE oid = 10');
+
+for my $user ($superuser, 'granted')
 {
 	# the pooled connection: a maintenance client SET it (the library not
 	# loaded yet), the next client writes without a token

@@ -106,6 +106,7 @@ $node->poll_query_until('subdb', q{SELECT v = 'by a plain owner' FROM j WHERE id
   or die 'the change was not applied for the table owner';
 pass('the apply as the table owner passes');
 
-$node->safe_psql('subdb', q{ALTER SUBSCRIPTION sub DISABLE; ALTER SUBSCRIPTION sub OWNER TO postgres});
+# back to the bootstrap superuser (named after whoever ran initdb)
+$node->safe_psql('subdb', q{ALTER SUBSCRIPTION sub DISABLE; ALTER SUBSCRIPTION sub OWNER TO CURRENT_USER});
 $node->stop;
 done_testing();
