@@ -53,8 +53,9 @@ fencing_prereqs() {
 # Debian packages that building the .deb needs (debian/control's Build-Depends).
 FENCING_PACKAGE_PREREQS=(dpkg-dev debhelper postgresql-server-dev-all)
 
-# Debian packages that test/stages/exporter needs (the Prometheus exporter, an HTTP client).
-FENCING_EXPORTER_PREREQS=(prometheus-postgres-exporter curl)
+# Debian packages that test/stages/exporter needs (the Prometheus exporter, an HTTP
+# client, YAML for reading monitoring/fencing-rules.yml).
+FENCING_EXPORTER_PREREQS=(prometheus-postgres-exporter curl python3-yaml)
 
 # FENCING_PG_CONFIG chooses another (e.g. relocated) installation of the server.
 fencing_pg_config() {
