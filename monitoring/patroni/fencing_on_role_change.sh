@@ -91,19 +91,26 @@ sql() {
     [ -n "$host" ] && args+=(-h "$host")
     [ -n "$port" ] && args+=(-p "$port")
     [ -n "$user" ] && args+=(-U "$user")
-    # notices and warnings (a library not preloaded) would mix with the output
-    PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=error" \
+    # notices and warnings (a library not preloaded) would mix with the
+    # output; a lock wait (a long transaction of a scope's writer) fails and
+    # is retried rather than hanging until Patroni's next callback
+    PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=error -c lock_timeout=10s" \
     PGCONNECT_TIMEOUT=${PGCONNECT_TIMEOUT:-5} "$psql_bin" "${args[@]}" "$@" -d "$(conninfo "$db")" -c "$q" 2>&1
 }
 
 # fence DB: fence_older_timelines() until it returns 0, then check that no
-# 'issued' scope is left below the floor.  0 when done, 1 to retry.
+# 'issued' scope is left below the floor.  0 when done (or no extension), 1
+# to retry, 2 when it cannot be done here (a version without the function).
 fence() {
     local db=$1 out calls=0 lifted=0 n left tl
-    out=$(sql "$db" "SELECT 1 FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'fencing'") ||
+    out=$(sql "$db" "SELECT e.extversion OPERATOR(pg_catalog.||) CASE WHEN pg_catalog.to_regprocedure('fencing.fence_older_timelines(integer)') IS NULL THEN ' no' ELSE ' yes' END FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'fencing'") ||
         { log "database \"$db\": $out"; return 1; }
-    [ "$out" = 1 ] || return 0
-    tl=$(sql "$db" "SELECT timeline || ', floor ' || term_floor FROM fencing.clock_timeline()") ||
+    [ -n "$out" ] || return 0
+    if [ "${out##* }" != yes ]; then
+        log "database \"$db\": fencing ${out% *} has no fence_older_timelines(): run ALTER EXTENSION fencing UPDATE there"
+        return 2
+    fi
+    tl=$(sql "$db" "SELECT timeline OPERATOR(pg_catalog.||) ', floor ' OPERATOR(pg_catalog.||) term_floor FROM fencing.clock_timeline()") ||
         { log "database \"$db\": $tl"; return 1; }
     while :; do
         n=$(sql "$db" "SELECT * FROM fencing.fence_older_timelines()") ||
@@ -126,6 +133,7 @@ fence() {
 
 log "cluster $cluster: $action, role $role: fencing the terms of older timelines"
 pending=()
+unable=()
 listed=
 for attempt in $(seq 1 "$retries"); do
     [ "$attempt" -gt 1 ] && sleep "$interval"
@@ -151,14 +159,24 @@ for attempt in $(seq 1 "$retries"); do
     fi
     still=()
     for db in "${pending[@]}"; do
-        fence "$db" || still+=("$db")
+        fence "$db"
+        case $? in
+            0) ;;
+            2) unable+=("$db") ;;
+            *) still+=("$db") ;;
+        esac
     done
     pending=("${still[@]}")
-    if [ ${#pending[@]} -eq 0 ]; then
-        log "cluster $cluster: every database is fenced"
-        exit 0
-    fi
+    [ ${#pending[@]} -eq 0 ] && break
     log "attempt $attempt/$retries: ${#pending[@]} database(s) left"
 done
-log "cluster $cluster: gave up after $retries attempt(s); databases not fenced: ${pending[*]:-(all: the server never accepted the queries)}. Run SELECT fencing.fence_older_timelines(); as a superuser in each, until it returns 0."
+if [ -n "$listed" ] && [ ${#pending[@]} -eq 0 ] && [ ${#unable[@]} -eq 0 ]; then
+    log "cluster $cluster: every database is fenced"
+    exit 0
+fi
+[ ${#unable[@]} -gt 0 ] &&
+    log "cluster $cluster: databases whose fencing is too old to fence older timelines: ${unable[*]}"
+[ -z "$listed" ] || [ ${#pending[@]} -gt 0 ] &&
+    log "cluster $cluster: gave up after $retries attempt(s); databases not fenced: ${pending[*]:-(all: the server never accepted the queries)}"
+log "cluster $cluster: not every database is fenced: run SELECT fencing.fence_older_timelines(); as a superuser in each database left, until it returns 0."
 exit 1
