@@ -36,9 +36,12 @@ retries=${FENCING_CALLBACK_RETRIES:-60}
 interval=${FENCING_CALLBACK_INTERVAL:-2}
 psql_bin=${FENCING_CALLBACK_PSQL:-psql}
 
+# One line per message: control characters (a newline in a database name or
+# in psql's error) become spaces, so that no message fakes another line.
 log() {
     local line
     line="$(date -u +%Y-%m-%dT%H:%M:%SZ) fencing_on_role_change[$$]: $*"
+    line=${line//[[:cntrl:]]/ }
     printf '%s\n' "$line" >&2
     [ -n "$logfile" ] && printf '%s\n' "$line" >> "$logfile"
     return 0
@@ -74,6 +77,15 @@ case $role in
     *) log "cluster $cluster: $action, role $role: nothing to do"; exit 0 ;;
 esac
 
+# Database $1's name as the log shows it: in double quotes, with " and \
+# escaped.
+dbq() {
+    local v=$1
+    v=${v//\\/\\\\}
+    v=${v//\"/\\\"}
+    printf '"%s"' "$v"
+}
+
 # A conninfo string for database $1: the name quoted, so that a database
 # named like a connection string ("x host=elsewhere") stays a name.
 conninfo() {
@@ -104,30 +116,30 @@ sql() {
 fence() {
     local db=$1 out calls=0 lifted=0 n left tl
     out=$(sql "$db" "SELECT e.extversion OPERATOR(pg_catalog.||) CASE WHEN pg_catalog.to_regprocedure('fencing.fence_older_timelines(integer)') IS NULL THEN ' no' ELSE ' yes' END FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'fencing'") ||
-        { log "database \"$db\": $out"; return 1; }
+        { log "database $(dbq "$db"): $out"; return 1; }
     [ -n "$out" ] || return 0
     if [ "${out##* }" != yes ]; then
-        log "database \"$db\": fencing ${out% *} has no fence_older_timelines(): run ALTER EXTENSION fencing UPDATE there"
+        log "database $(dbq "$db"): fencing ${out% *} has no fence_older_timelines(): run ALTER EXTENSION fencing UPDATE there"
         return 2
     fi
     tl=$(sql "$db" "SELECT timeline OPERATOR(pg_catalog.||) ', floor ' OPERATOR(pg_catalog.||) term_floor FROM fencing.clock_timeline()") ||
-        { log "database \"$db\": $tl"; return 1; }
+        { log "database $(dbq "$db"): $tl"; return 1; }
     while :; do
         n=$(sql "$db" "SELECT * FROM fencing.fence_older_timelines()") ||
-            { log "database \"$db\": fence_older_timelines() failed after $calls call(s), $lifted mark(s) raised: $n"; return 1; }
+            { log "database $(dbq "$db"): fence_older_timelines() failed after $calls call(s), $lifted mark(s) raised: $n"; return 1; }
         calls=$((calls + 1))
-        case $n in ''|*[!0-9]*) log "database \"$db\": fence_older_timelines() returned \"$n\""; return 1 ;; esac
+        case $n in ''|*[!0-9]*) log "database $(dbq "$db"): fence_older_timelines() returned \"$n\""; return 1 ;; esac
         [ "$n" -eq 0 ] && break
         lifted=$((lifted + n))
-        log "database \"$db\": fence_older_timelines() raised $n mark(s)"
+        log "database $(dbq "$db"): fence_older_timelines() raised $n mark(s)"
     done
     left=$(sql "$db" "SELECT count(*) FROM fencing.scopes s, fencing.clock_timeline() c WHERE s.tokens OPERATOR(pg_catalog.=) 'issued' AND s.mark OPERATOR(pg_catalog.<) c.term_floor") ||
-        { log "database \"$db\": $left"; return 1; }
+        { log "database $(dbq "$db"): $left"; return 1; }
     if [ "$left" != 0 ]; then
-        log "database \"$db\": $left scope(s) still below the floor after $calls call(s)"
+        log "database $(dbq "$db"): $left scope(s) still below the floor after $calls call(s)"
         return 1
     fi
-    log "database \"$db\": timeline $tl: $lifted mark(s) raised in $calls call(s); nothing left"
+    log "database $(dbq "$db"): timeline $tl: $lifted mark(s) raised in $calls call(s); nothing left"
     return 0
 }
 
