@@ -131,40 +131,6 @@ fencing_apt_install() {
     return 0
 }
 
-# fencing_prereqs_quiet PKG...: fencing_prereqs for packages that ship a
-# service (etcd, Patroni, the exporters, Prometheus), which Debian starts
-# and enables on install: the ones missing are installed while a
-# /usr/sbin/policy-rc.d forbids starting any service (one made here is
-# removed afterwards; an existing one is left as it is), then their systemd
-# services are disabled (and stopped, if systemd runs).  The tests start
-# their own instances on their own ports; a service of the system's would
-# take the default ports and outlive the test.
-fencing_prereqs_quiet() {
-    local p missing=() made_policy='' rc unit
-    for p in "$@"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-    done
-    [ ${#missing[@]} -eq 0 ] && { fencing_prereqs; return; }
-    fencing_asroot || { fencing_prereqs "$@"; return; }     # says what to do
-    if [ ! -e /usr/sbin/policy-rc.d ]; then
-        printf '#!/bin/sh\n# fencing test/lib.sh: no service starts while the tests install packages\nexit 101\n' |
-            "${FENCING_ASROOT[@]}" tee /usr/sbin/policy-rc.d >/dev/null &&
-            "${FENCING_ASROOT[@]}" chmod 755 /usr/sbin/policy-rc.d && made_policy=1
-    fi
-    fencing_prereqs "$@"
-    rc=$?
-    [ -n "$made_policy" ] && "${FENCING_ASROOT[@]}" rm -f /usr/sbin/policy-rc.d
-    for p in "${missing[@]}"; do
-        for unit in $(dpkg -L "$p" 2>/dev/null | grep -E '/lib/systemd/system/[^/@]+\.(service|socket|timer)$'); do
-            unit=$(basename "$unit")
-            say "disabling $unit (installed by $p; the tests run their own)"
-            "${FENCING_ASROOT[@]}" systemctl disable "$unit" >/dev/null 2>&1
-            [ -d /run/systemd/system ] && "${FENCING_ASROOT[@]}" systemctl stop "$unit" >/dev/null 2>&1
-        done
-    done
-    return $rc
-}
-
 # Debian packages that building the .deb needs (debian/control's Build-Depends).
 # build-essential too: dpkg-checkbuilddeps always wants it, and dpkg-dev only
 # recommends it (the installs here leave recommends out).
