@@ -490,9 +490,14 @@ view_column_reaches(Oid viewid, AttrNumber attnum, List *targets, const char *co
 	return false;
 }
 
-/* Whether rte is a view the statement writes through (INSERT or UPDATE). */
+/*
+ * Whether rte is a view the statement writes through: one it needs INSERT
+ * or UPDATE on, whatever the statement kind (INSERT, UPDATE, or a MERGE
+ * with an INSERT or UPDATE action: the rewriter keeps the view's entry and
+ * its permissions when it turns the write into one on the base relation).
+ */
 static bool
-written_view(const EState *estate, const RangeTblEntry *rte)
+written_view(List *perminfos, const RangeTblEntry *rte)
 {
 	AclMode		perms;
 
@@ -501,7 +506,7 @@ written_view(const EState *estate, const RangeTblEntry *rte)
 #if PG_VERSION_NUM >= 160000
 	if (rte->perminfoindex == 0)
 		return false;
-	perms = getRTEPermissionInfo(estate->es_rteperminfos, (RangeTblEntry *) rte)->requiredPerms;
+	perms = getRTEPermissionInfo(perminfos, (RangeTblEntry *) rte)->requiredPerms;
 #else
 	perms = rte->requiredPerms;
 #endif
@@ -509,20 +514,19 @@ written_view(const EState *estate, const RangeTblEntry *rte)
 }
 
 static Oid
-find_view_default(const FiringStatement *st, Relation rel, const char *column)
+find_view_default(List *rtable, List *perminfos, Relation rel, const char *column)
 {
-	EState	   *estate = st->mt->ps.state;
 	List	   *targets = NIL;
 	ListCell   *lc;
 
-	foreach(lc, estate->es_range_table)
+	foreach(lc, rtable)
 	{
 		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
 		Relation	view;
 		TupleConstr *constr;
 		Oid			found = InvalidOid;
 
-		if (!written_view(estate, rte))
+		if (!written_view(perminfos, rte))
 			continue;
 		view = relation_open(rte->relid, AccessShareLock);
 		constr = RelationGetDescr(view)->constr;
@@ -546,22 +550,50 @@ find_view_default(const FiringStatement *st, Relation rel, const char *column)
 	return InvalidOid;
 }
 
+/*
+ * One rule for every statement kind and every action: the statement's range
+ * table is read, not its operation.  The rewriter fills a view's DEFAULT
+ * into the target list of an INSERT, an UPDATE, an INSERT ... ON CONFLICT
+ * DO UPDATE, and of each INSERT and UPDATE action of a MERGE (17 writes
+ * views), before any trigger; whichever of them fired, a view written
+ * through whose DEFAULT reaches the column answers.  The statement is the
+ * frame's, or, for one no frame saw, the active portal's own statement when
+ * portal_statement_operation() recognised it (its planned statement is
+ * what its executor runs); else nothing is known and InvalidOid answers.
+ */
 Oid
 running_statement_view_default(const FiringStatement *st, Relation rel, const char *column)
 {
 	static uint64 answered_id = 0;
 	static Oid	answered_relid = InvalidOid;
 	static Oid	answer = InvalidOid;
+	PlannedStmt *stmt;
 
-	if (st->by != FIRED_BY_PLAN ||
-		(st->operation != CMD_INSERT && st->operation != CMD_UPDATE))
-		return InvalidOid;
-	if (answered_id == st->id && answered_relid == RelationGetRelid(rel))
+	if (st->by == FIRED_BY_PLAN)
+	{
+		EState	   *estate = st->mt->ps.state;
+
+		if (answered_id == st->id && answered_relid == RelationGetRelid(rel))
+			return answer;
+#if PG_VERSION_NUM >= 160000
+		answer = find_view_default(estate->es_range_table, estate->es_rteperminfos,
+								   rel, column);
+#else
+		answer = find_view_default(estate->es_range_table, NIL, rel, column);
+#endif
+		answered_id = st->id;
+		answered_relid = RelationGetRelid(rel);
 		return answer;
-	answer = find_view_default(st, rel, column);
-	answered_id = st->id;
-	answered_relid = RelationGetRelid(rel);
-	return answer;
+	}
+	if (st->operation == CMD_UNKNOWN)
+		return InvalidOid;
+	/* the statement portal_statement_operation() found: not remembered */
+	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);
+#if PG_VERSION_NUM >= 160000
+	return find_view_default(stmt->rtable, stmt->permInfos, rel, column);
+#else
+	return find_view_default(stmt->rtable, NIL, rel, column);
+#endif
 }
 
 Oid

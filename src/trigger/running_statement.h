@@ -78,13 +78,15 @@ extern const void *running_statement_defer_key(const FiringStatement *st,
 											   const TriggerData *trigdata);
 
 /*
- * For a row trigger on rel fired by an INSERT or UPDATE (FIRED_BY_PLAN): a
- * view the statement writes through (auto-updatable, nested or not) that
- * gives a DEFAULT to the view column that is rel's column "column" (or its
- * partitioned ancestor's); InvalidOid if none.  The rewriter fills such a
- * default in before any trigger runs, also for an explicit DEFAULT, so the
- * value cannot be told from one the statement wrote.  Answered once per
- * statement run and relation.
+ * For a row trigger on rel, whatever the statement kind and the action (an
+ * INSERT, an UPDATE, ON CONFLICT DO UPDATE, any MERGE action): a view the
+ * statement writes through (auto-updatable, nested or not) that gives a
+ * DEFAULT to the view column that is rel's column "column" (or its
+ * partitioned ancestor's); InvalidOid if none, or if the statement is not
+ * known (not FIRED_BY_PLAN, and not the active portal's own statement).
+ * The rewriter fills such a default in before any trigger runs, also for an
+ * explicit DEFAULT, so the value cannot be told from one the statement
+ * wrote.  Answered once per statement run and relation.
  */
 extern Oid	running_statement_view_default(const FiringStatement *st, Relation rel,
 										   const char *column);
