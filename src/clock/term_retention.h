@@ -11,6 +11,7 @@
 
 #include "fencing.h"
 
+#include "datatype/timestamp.h"
 #include "utils/relcache.h"
 
 extern void term_retention_init(void);
