@@ -5,10 +5,10 @@
 -- action of every statement kind: ZF002 unless the transaction declared a
 -- token.  Neighbours: nested views, renamed and swapped columns, a DEFAULT
 -- on another column, a partitioned table, a writable CTE, a session's first
--- statement, a view with rules (MERGE refuses it) and one with INSTEAD OF
--- triggers (the trigger's own statement writes the table: it supplies its
--- token like any writer, as documented).  On older servers the test says
--- so and stops (49_merge_view_default_pg17_1.out).
+-- statement (and one nested in it), a view with rules (MERGE refuses it)
+-- and one with INSTEAD OF triggers (the trigger's own statement writes the
+-- table: it supplies its token like any writer, as documented).  On older
+-- servers the test says so and stops (49_merge_view_default_pg17_1.out).
 \set SHOW_CONTEXT never
 SELECT current_setting('server_version_num')::int >= 170000 AS pg17 \gset
 \if :pg17
@@ -185,6 +185,18 @@ MERGE INTO mv_def t USING (VALUES (70)) s(k) ON t.key = s.k
 \c :regress_db
 MERGE INTO mv_def t USING (VALUES (1)) s(k) ON t.key = s.k
   WHEN MATCHED THEN UPDATE SET payload = 'first statement', term = DEFAULT;
+\echo :SQLSTATE
+-- nested in it (a DO block) it is not known: refused (55000), the retry is seen
+\c :regress_db
+DO $$ BEGIN
+  MERGE INTO public.mv_def t USING (VALUES (71)) s(k) ON t.key = s.k
+    WHEN NOT MATCHED THEN INSERT (key, payload) VALUES (s.k, 'nested');
+END $$;
+\echo :SQLSTATE
+DO $$ BEGIN
+  MERGE INTO public.mv_def t USING (VALUES (71)) s(k) ON t.key = s.k
+    WHEN NOT MATCHED THEN INSERT (key, payload) VALUES (s.k, 'nested, retried');
+END $$;
 \echo :SQLSTATE
 
 SELECT k, v, tok FROM mv ORDER BY k;

@@ -352,14 +352,17 @@ scope_unchanged(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
 /*
  * The view through which st writes whose DEFAULT fills rel's token column
  * (running_statement.c: one rule for every statement kind and MERGE
- * action), or InvalidOid; only a token taken from the column asks.
+ * action), or InvalidOid; only a token taken from the column asks.  Not
+ * *certain: the statement is not known, and the view may be one it writes
+ * through.
  */
 static Oid
-default_view(Relation rel, const FenceConfig *cfg, const FiringStatement *st)
+default_view(Relation rel, const FenceConfig *cfg, const FiringStatement *st, bool *certain)
 {
+	*certain = true;
 	if (cfg->tokens != FENCE_TOKENS_COLUMN)
 		return InvalidOid;
-	return running_statement_view_default(st, rel, cfg->token_column);
+	return running_statement_view_default(st, rel, cfg->token_column, certain);
 }
 
 /*
@@ -422,15 +425,16 @@ incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 	bool		has_column;
 	Oid			declared_by;
 	Oid			view = InvalidOid;
+	bool		certain = true;
 
 	has_column = cfg->tokens == FENCE_TOKENS_COLUMN && column_assigned &&
 		newtuple != NULL && row_token(newtuple, desc, cfg, &column);
 	if (has_column)
-		view = default_view(rel, cfg, st);
+		view = default_view(rel, cfg, st, &certain);
 
 	if (declared_token_lookup_offerer(scope, &declared, &declared_by))
 	{
-		if (has_column && column != declared && !OidIsValid(view) &&
+		if (has_column && column != declared && !(OidIsValid(view) && certain) &&
 			!(oldtuple != NULL && row_token(oldtuple, desc, cfg, &previous) &&
 			  previous == column))
 			reject_conflict(rel, cfg, scope, column, declared);
@@ -440,6 +444,11 @@ incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 			*in_row = has_column && column == declared;
 		return declared;
 	}
+	if (has_column && OidIsValid(view) && !certain)
+		reject_unseen(rel, cfg, scope, st,
+					  psprintf("whether it writes through view \"%s.%s\", whose DEFAULT may fill column \"%s\"",
+							   get_namespace_name(get_rel_namespace(view)), get_rel_name(view),
+							   cfg->token_column));
 	if (has_column && OidIsValid(view))
 	{
 		FenceWrite	w = {rel, scope, where_written(rel, cfg, scope)};
