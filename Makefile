@@ -33,6 +33,7 @@ OBJS = src/base/input_checks.o \
        src/marks/cluster_apply.o \
        src/clock/term_band.o \
        src/clock/epoch_clock.o \
+       src/clock/term_retention.o \
        src/clock/failover_fence.o \
        src/tokens/declared_token.o \
        src/leases/lease.o \

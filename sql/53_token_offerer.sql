@@ -367,6 +367,37 @@ UPDATE vt_default SET token = DEFAULT, v = 'declared' WHERE id = 1;
 COMMIT;
 SELECT id, v, tok FROM vt ORDER BY id;
 RESET ROLE;
+-- a session's first statement, which loads the library in its middle, when
+-- the trigger fires (no hook saw it start; the view's DEFAULT calls nothing
+-- of the library): at top level it is known, and judged the same
+SET ROLE regress_offerer_owner;
+CREATE VIEW vt_const AS SELECT id, tok, v FROM vt;
+ALTER VIEW vt_const ALTER COLUMN tok SET DEFAULT 6;
+RESET ROLE;
+SELECT current_database() AS regress_db \gset
+\c :regress_db
+SET search_path = regress_offerer, public;
+SET ROLE regress_offerer_owner;
+INSERT INTO vt_const (id, v) VALUES (76, 'first statement');
+\c :regress_db
+SET search_path = regress_offerer, public;
+SET ROLE regress_offerer_owner;
+UPDATE vt_const SET tok = DEFAULT, v = 'first statement' WHERE id = 1;
+-- nested in the first statement (a DO block) it is not known: a view over
+-- the column with a DEFAULT may be the one it writes through, and it is
+-- refused (55000), a write to the table itself too; the retry is seen
+\c :regress_db
+SET search_path = regress_offerer, public;
+SET ROLE regress_offerer_owner;
+DO $$ BEGIN INSERT INTO regress_offerer.vt_const (id, v) VALUES (77, 'nested'); END $$;
+DO $$ BEGIN INSERT INTO regress_offerer.vt_const (id, v) VALUES (77, 'nested, retried'); END $$;
+\c :regress_db
+SET search_path = regress_offerer, public;
+SET ROLE regress_offerer_owner;
+DO $$ BEGIN INSERT INTO regress_offerer.vt VALUES (78, 'nested, the table', 6); END $$;
+DO $$ BEGIN INSERT INTO regress_offerer.vt VALUES (78, 'nested, the table, retried', 6); END $$;
+SELECT id, v, tok FROM vt ORDER BY id;
+RESET ROLE;
 
 -- the token column is the foreign key: a cascade copies the parent's value
 -- into it, written by the role that updated the parent (no declaration)

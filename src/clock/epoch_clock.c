@@ -45,6 +45,7 @@
 #include "base/input_checks.h"
 #include "clock/epoch_clock.h"
 #include "clock/term_band.h"
+#include "clock/term_retention.h"
 #include "marks/scope_mark.h"
 #include "state/scope_rows.h"
 #include "security/scope_acl.h"
@@ -137,6 +138,8 @@ record_term(Relation scopes, const char *scope, HeapTuple row, int64 epoch, cons
 	direct_row_insert(terms, heap_form_tuple(RelationGetDescr(terms), term_values, term_nulls));
 
 	scope_rows_set_term(scopes, scope, row, epoch, term_values[Anum_terms_holder - 1], now);
+	/* the scope's expired terms, a few per term issued (fencing.term_retention) */
+	term_retention_apply(terms, scope, epoch, now);
 	table_close(terms, NoLock);
 	/* later reads of this transaction see the new term and mark */
 	CommandCounterIncrement();

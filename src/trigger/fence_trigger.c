@@ -351,15 +351,18 @@ scope_unchanged(Relation rel, const FenceConfig *cfg, HeapTuple oldtuple,
 
 /*
  * The view through which st writes whose DEFAULT fills rel's token column
- * (running_statement.c), or InvalidOid; only a token taken from the column
- * asks.
+ * (running_statement.c: one rule for every statement kind and MERGE
+ * action), or InvalidOid; only a token taken from the column asks.  Not
+ * *certain: the statement is not known, and the view may be one it writes
+ * through.
  */
 static Oid
-default_view(Relation rel, const FenceConfig *cfg, const FiringStatement *st)
+default_view(Relation rel, const FenceConfig *cfg, const FiringStatement *st, bool *certain)
 {
+	*certain = true;
 	if (cfg->tokens != FENCE_TOKENS_COLUMN)
 		return InvalidOid;
-	return running_statement_view_default(st, rel, cfg->token_column);
+	return running_statement_view_default(st, rel, cfg->token_column, certain);
 }
 
 /*
@@ -402,8 +405,10 @@ column_offerer(Relation rel, const FenceConfig *cfg, const char *scope)
  * may only agree with it (or, in an UPDATE, be the row's own token left in
  * place, as an ORM writing back the row it read does).  Without a
  * declaration, the token column counts if the statement assigned it, and
- * not through a view that gives it a DEFAULT (default_view: that view, or
- * InvalidOid; the rewriter fills the default in before any trigger runs).
+ * not through a view that gives it a DEFAULT (default_view(), asked here
+ * for every write that brings the column, whatever statement or MERGE
+ * action fired: the rewriter fills the default in before any trigger runs).
+ * st, the statement that fired, is read only when newtuple brings it.
  * Sets the role offering the token (security/scope_acl.h): the role that
  * declared it, or the current user writing the column; and *in_row (unless
  * NULL), whether newtuple's token column holds the token already.
@@ -411,7 +416,7 @@ column_offerer(Relation rel, const FenceConfig *cfg, const char *scope)
 static int64
 incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 			   HeapTuple newtuple, HeapTuple oldtuple, bool column_assigned,
-			   Oid default_view, bool *in_row)
+			   const FiringStatement *st, bool *in_row)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int64		declared;
@@ -419,13 +424,17 @@ incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 	int64		previous;
 	bool		has_column;
 	Oid			declared_by;
+	Oid			view = InvalidOid;
+	bool		certain = true;
 
 	has_column = cfg->tokens == FENCE_TOKENS_COLUMN && column_assigned &&
 		newtuple != NULL && row_token(newtuple, desc, cfg, &column);
+	if (has_column)
+		view = default_view(rel, cfg, st, &certain);
 
 	if (declared_token_lookup_offerer(scope, &declared, &declared_by))
 	{
-		if (has_column && column != declared && !OidIsValid(default_view) &&
+		if (has_column && column != declared && !(OidIsValid(view) && certain) &&
 			!(oldtuple != NULL && row_token(oldtuple, desc, cfg, &previous) &&
 			  previous == column))
 			reject_conflict(rel, cfg, scope, column, declared);
@@ -435,11 +444,16 @@ incoming_token(Relation rel, const FenceConfig *cfg, const char *scope,
 			*in_row = has_column && column == declared;
 		return declared;
 	}
-	if (has_column && OidIsValid(default_view))
+	if (has_column && OidIsValid(view) && !certain)
+		reject_unseen(rel, cfg, scope, st,
+					  psprintf("whether it writes through view \"%s.%s\", whose DEFAULT may fill column \"%s\"",
+							   get_namespace_name(get_rel_namespace(view)), get_rel_name(view),
+							   cfg->token_column));
+	if (has_column && OidIsValid(view))
 	{
 		FenceWrite	w = {rel, scope, where_written(rel, cfg, scope)};
 
-		fence_reject_view_default(&w, cfg->token_column, default_view);
+		fence_reject_view_default(&w, cfg->token_column, view);
 	}
 	if (!has_column)
 		reject_missing(rel, cfg, scope);
@@ -762,8 +776,7 @@ fence_insert(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 	ScopeDigits digits;
 	const char *scope = row_scope(rel, newtuple, cfg, &digits);
 	bool		in_row;
-	int64		token = incoming_token(rel, cfg, scope, newtuple, NULL, true,
-									   default_view(rel, cfg, st), &in_row);
+	int64		token = incoming_token(rel, cfg, scope, newtuple, NULL, true, st, &in_row);
 	ScopeHold  *hold;
 
 	if (!check_scope(rel, cfg, scope, token, &hold))
@@ -835,9 +848,7 @@ fence_update(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 	assigned = assigns == ASSIGNS_UNKNOWN ?
 		unseen_update_assigns_token(trigdata, cfg, new_scope, st) :
 		assigns == ASSIGNS_YES;
-	token = incoming_token(rel, cfg, new_scope, newtuple, oldtuple, assigned,
-						   assigns == ASSIGNS_YES ? default_view(rel, cfg, st) : InvalidOid,
-						   &in_row);
+	token = incoming_token(rel, cfg, new_scope, newtuple, oldtuple, assigned, st, &in_row);
 	new_offerer = scope_acl_offerer();
 	old_token = token;
 	old_offerer = new_offerer;
@@ -925,7 +936,7 @@ fence_delete(TriggerData *trigdata, const FenceConfig *cfg, const FiringStatemen
 		moving_row.statement = 0;
 	}
 	else
-		token = incoming_token(rel, cfg, scope, NULL, oldtuple, false, InvalidOid, NULL);
+		token = incoming_token(rel, cfg, scope, NULL, oldtuple, false, NULL, NULL);
 
 	if (!check_scope(rel, cfg, scope, token, &hold))
 		return NULL;
@@ -1108,13 +1119,13 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 
 	if (cfg->scope_kind == FENCE_SCOPE_CONSTANT)
 	{
-		token = incoming_token(rel, cfg, cfg->scope_name, NULL, NULL, false, InvalidOid, NULL);
+		token = incoming_token(rel, cfg, cfg->scope_name, NULL, NULL, false, NULL, NULL);
 		if (!scope_mark_admit(cfg->scope_name, token, &mark, rel, false))
 			(void) reject_stale(rel, &strict, cfg->scope_name, token, mark, false);
 		return;
 	}
 	if (cfg->scope_kind == FENCE_SCOPE_NONE)
-		token = incoming_token(rel, cfg, NULL, NULL, NULL, false, InvalidOid, NULL);
+		token = incoming_token(rel, cfg, NULL, NULL, NULL, false, NULL, NULL);
 	else if (!declared_token_any())
 		reject_missing(rel, cfg, NULL);
 
@@ -1135,7 +1146,7 @@ fence_truncate(Relation rel, const FenceConfig *cfg)
 		qsort(names, n, sizeof(char *), compare_scope_names);
 		for (i = 0; i < n; i++)
 		{
-			token = incoming_token(rel, cfg, names[i], NULL, NULL, false, InvalidOid, NULL);
+			token = incoming_token(rel, cfg, names[i], NULL, NULL, false, NULL, NULL);
 			if (!scope_mark_admit(names[i], token, &mark, rel, true))
 				(void) reject_stale(rel, &strict, names[i], token, mark, false);
 		}

@@ -47,10 +47,16 @@
  */
 #include "trigger/running_statement.h"
 
+#include "access/genam.h"
 #include "access/relation.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
 #include "catalog/partition.h"
+#include "catalog/pg_attrdef.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_rewrite.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
@@ -62,6 +68,7 @@
 #include "rewrite/rewriteHandler.h"
 #include "tcop/pquery.h"
 #include "utils/acl.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -490,9 +497,14 @@ view_column_reaches(Oid viewid, AttrNumber attnum, List *targets, const char *co
 	return false;
 }
 
-/* Whether rte is a view the statement writes through (INSERT or UPDATE). */
+/*
+ * Whether rte is a view the statement writes through: one it needs INSERT
+ * or UPDATE on, whatever the statement kind (INSERT, UPDATE, or a MERGE
+ * with an INSERT or UPDATE action: the rewriter keeps the view's entry and
+ * its permissions when it turns the write into one on the base relation).
+ */
 static bool
-written_view(const EState *estate, const RangeTblEntry *rte)
+written_view(List *perminfos, const RangeTblEntry *rte)
 {
 	AclMode		perms;
 
@@ -501,7 +513,7 @@ written_view(const EState *estate, const RangeTblEntry *rte)
 #if PG_VERSION_NUM >= 160000
 	if (rte->perminfoindex == 0)
 		return false;
-	perms = getRTEPermissionInfo(estate->es_rteperminfos, (RangeTblEntry *) rte)->requiredPerms;
+	perms = getRTEPermissionInfo(perminfos, (RangeTblEntry *) rte)->requiredPerms;
 #else
 	perms = rte->requiredPerms;
 #endif
@@ -509,20 +521,19 @@ written_view(const EState *estate, const RangeTblEntry *rte)
 }
 
 static Oid
-find_view_default(const FiringStatement *st, Relation rel, const char *column)
+find_view_default(List *rtable, List *perminfos, Relation rel, const char *column)
 {
-	EState	   *estate = st->mt->ps.state;
 	List	   *targets = NIL;
 	ListCell   *lc;
 
-	foreach(lc, estate->es_range_table)
+	foreach(lc, rtable)
 	{
 		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
 		Relation	view;
 		TupleConstr *constr;
 		Oid			found = InvalidOid;
 
-		if (!written_view(estate, rte))
+		if (!written_view(perminfos, rte))
 			continue;
 		view = relation_open(rte->relid, AccessShareLock);
 		constr = RelationGetDescr(view)->constr;
@@ -546,22 +557,164 @@ find_view_default(const FiringStatement *st, Relation rel, const char *column)
 	return InvalidOid;
 }
 
+/*
+ * For a statement nobody saw (its range table unknown): whether a view that
+ * may reach the column "column" of one of targets, directly or over other views,
+ * has a DEFAULT on any of its columns.  Read from the catalogs alone (no
+ * view is opened, so none is locked): the views whose rules depend on that
+ * column, then on any column of those views, and so on; a view with any
+ * DEFAULT answers.  An upper bound of find_view_default()'s answer.
+ */
+static Oid
+rule_view(Relation rewrite, Oid ruleoid)
+{
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			view = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_rewrite_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ruleoid));
+	scan = systable_beginscan(rewrite, RewriteOidIndexId, true, NULL, 1, &key);
+	if (HeapTupleIsValid(tup = systable_getnext(scan)))
+		view = ((Form_pg_rewrite) GETSTRUCT(tup))->ev_class;
+	systable_endscan(scan);
+	return view;
+}
+
+static bool
+has_default(Relation attrdef, Oid relid)
+{
+	ScanKeyData key;
+	SysScanDesc scan;
+	bool		found;
+
+	ScanKeyInit(&key, Anum_pg_attrdef_adrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(attrdef, AttrDefaultIndexId, true, NULL, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	return found;
+}
+
+#define MAX_VIEWS_FOLLOWED 1000
+
+static Oid
+any_view_default(List *targets, const char *column)
+{
+	Relation	depend = table_open(DependRelationId, AccessShareLock);
+	Relation	rewrite = table_open(RewriteRelationId, AccessShareLock);
+	Relation	attrdef = table_open(AttrDefaultRelationId, AccessShareLock);
+	List	   *queue = list_copy(targets);
+	Oid			found = InvalidOid;
+
+	for (int i = 0; i < list_length(queue) && !OidIsValid(found); i++)
+	{
+		Oid			relid = list_nth_oid(queue, i);
+		ScanKeyData key[3];
+		SysScanDesc scan;
+		HeapTuple	tup;
+
+		/* the tables by the token column (and its ancestors'), views whole */
+		ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber, F_OIDEQ,
+					ObjectIdGetDatum(RelationRelationId));
+		ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber, F_OIDEQ,
+					ObjectIdGetDatum(relid));
+		ScanKeyInit(&key[2], Anum_pg_depend_refobjsubid, BTEqualStrategyNumber, F_INT4EQ,
+					Int32GetDatum(list_member_oid(targets, relid) ? get_attnum(relid, column) : 0));
+		scan = systable_beginscan(depend, DependReferenceIndexId, true, NULL,
+								  list_member_oid(targets, relid) ? 3 : 2, key);
+		while (!OidIsValid(found) && HeapTupleIsValid(tup = systable_getnext(scan)))
+		{
+			Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tup);
+			Oid			view;
+
+			if (dep->classid != RewriteRelationId)
+				continue;
+			view = rule_view(rewrite, dep->objid);
+			if (!OidIsValid(view) || get_rel_relkind(view) != RELKIND_VIEW ||
+				list_member_oid(queue, view))
+				continue;
+			if (has_default(attrdef, view))
+				found = view;
+			else if (list_length(queue) < MAX_VIEWS_FOLLOWED)
+				queue = lappend_oid(queue, view);
+			else
+				found = view;	/* too many to follow: assume the worst */
+		}
+		systable_endscan(scan);
+	}
+	table_close(attrdef, AccessShareLock);
+	table_close(rewrite, AccessShareLock);
+	table_close(depend, AccessShareLock);
+	list_free(queue);
+	return found;
+}
+
+/*
+ * One rule for every statement kind and every action: the statement's range
+ * table is read, not its operation.  The rewriter fills a view's DEFAULT
+ * into the target list of an INSERT, an UPDATE, an INSERT ... ON CONFLICT
+ * DO UPDATE, and of each INSERT and UPDATE action of a MERGE (17 writes
+ * views), before any trigger; whichever of them fired, a view written
+ * through whose DEFAULT reaches the column answers.  The statement is the
+ * frame's, or, for one no frame saw, the active portal's own statement when
+ * portal_statement_operation() recognised it (its planned statement is
+ * what its executor runs); else nothing is known and InvalidOid answers.
+ */
 Oid
-running_statement_view_default(const FiringStatement *st, Relation rel, const char *column)
+running_statement_view_default(const FiringStatement *st, Relation rel, const char *column,
+							   bool *certain)
 {
 	static uint64 answered_id = 0;
 	static Oid	answered_relid = InvalidOid;
 	static Oid	answer = InvalidOid;
+	PlannedStmt *stmt;
 
-	if (st->by != FIRED_BY_PLAN ||
-		(st->operation != CMD_INSERT && st->operation != CMD_UPDATE))
-		return InvalidOid;
-	if (answered_id == st->id && answered_relid == RelationGetRelid(rel))
+	*certain = true;
+	if (st->by == FIRED_BY_UNSEEN && st->operation == CMD_UNKNOWN)
+	{
+		/*
+		 * Not known at all: any view over the column with a DEFAULT may be
+		 * the one; remembered for the unseen statements (one id, one
+		 * transaction) relation by relation.
+		 */
+		*certain = false;
+		if (answered_id == st->id && answered_relid == RelationGetRelid(rel))
+			return answer;
+		answer = any_view_default(lcons_oid(RelationGetRelid(rel),
+											rel->rd_rel->relispartition ?
+											get_partition_ancestors(RelationGetRelid(rel)) : NIL),
+								  column);
+		answered_id = st->id;
+		answered_relid = RelationGetRelid(rel);
 		return answer;
-	answer = find_view_default(st, rel, column);
-	answered_id = st->id;
-	answered_relid = RelationGetRelid(rel);
-	return answer;
+	}
+	if (st->by == FIRED_BY_PLAN)
+	{
+		EState	   *estate = st->mt->ps.state;
+
+		if (answered_id == st->id && answered_relid == RelationGetRelid(rel))
+			return answer;
+#if PG_VERSION_NUM >= 160000
+		answer = find_view_default(estate->es_range_table, estate->es_rteperminfos,
+								   rel, column);
+#else
+		answer = find_view_default(estate->es_range_table, NIL, rel, column);
+#endif
+		answered_id = st->id;
+		answered_relid = RelationGetRelid(rel);
+		return answer;
+	}
+	if (st->operation == CMD_UNKNOWN)
+		return InvalidOid;
+	/* the statement portal_statement_operation() found: not remembered */
+	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);
+#if PG_VERSION_NUM >= 160000
+	return find_view_default(stmt->rtable, stmt->permInfos, rel, column);
+#else
+	return find_view_default(stmt->rtable, NIL, rel, column);
+#endif
 }
 
 Oid

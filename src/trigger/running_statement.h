@@ -78,16 +78,22 @@ extern const void *running_statement_defer_key(const FiringStatement *st,
 											   const TriggerData *trigdata);
 
 /*
- * For a row trigger on rel fired by an INSERT or UPDATE (FIRED_BY_PLAN): a
- * view the statement writes through (auto-updatable, nested or not) that
- * gives a DEFAULT to the view column that is rel's column "column" (or its
+ * For a row trigger on rel, whatever the statement kind and the action (an
+ * INSERT, an UPDATE, ON CONFLICT DO UPDATE, any MERGE action): a view the
+ * statement writes through (auto-updatable, nested or not) that gives a
+ * DEFAULT to the view column that is rel's column "column" (or its
  * partitioned ancestor's); InvalidOid if none.  The rewriter fills such a
  * default in before any trigger runs, also for an explicit DEFAULT, so the
- * value cannot be told from one the statement wrote.  Answered once per
- * statement run and relation.
+ * value cannot be told from one the statement wrote.  *certain is false
+ * for a statement that began before the library was loaded and is not the
+ * active portal's own (FIRED_BY_UNSEEN, CMD_UNKNOWN): then the answer is a
+ * view over the column (directly or over other views) with any DEFAULT,
+ * which the statement may or may not write through.  A write that runs no
+ * plan (COPY, logical replication apply) writes through no view.
+ * Answered once per statement run and relation.
  */
 extern Oid	running_statement_view_default(const FiringStatement *st, Relation rel,
-										   const char *column);
+										   const char *column, bool *certain);
 
 /*
  * Inside a foreign key's cascade (its queries run as the referencing

@@ -13,8 +13,9 @@ SELECT pg_catalog.pg_extension_config_dump('fencing.epoch_seq', '');
 REVOKE ALL ON fencing.epoch_seq FROM PUBLIC;
 
 -- Every term ever issued, who took it and when.  A scope's terms are unique
--- and increasing per scope, not across scopes.  Old terms are deleted only
--- by fencing.prune_terms() (90_retention.sql).
+-- and increasing per scope, not across scopes.  Old terms are deleted by
+-- fencing.prune_terms() (90_retention.sql) and by fencing.term_retention
+-- (src/clock/term_retention.c).
 CREATE TABLE fencing.terms (
     epoch     bigint NOT NULL,
     scope     text COLLATE "C" NOT NULL,
@@ -23,10 +24,14 @@ CREATE TABLE fencing.terms (
     issued_by name NOT NULL,
     CONSTRAINT terms_pkey PRIMARY KEY (scope, epoch)
 );
--- No other index: every term issued writes one entry per index, and the
--- extension looks terms up by scope and epoch only (an issued token,
--- ZF003; retention, per scope).  1.2 to 1.3 had one on epoch alone.
-COMMENT ON TABLE fencing.terms IS 'Every term issued, with its holder and time. Written only by the extension; old terms are deleted only by fencing.prune_terms().';
+-- One more index, on (scope, issued_at): what monitoring reads of a scope's
+-- terms (fencing.scope_stats' terms_last_hour) and what fencing.term_retention
+-- deletes are ranges of it, so their cost is the range, not the scope's
+-- history.  Every term issued writes one entry per index; the extension
+-- looks terms up by scope and epoch otherwise (an issued token, ZF003).
+-- 1.2 to 1.3 had one on epoch alone.
+CREATE INDEX terms_scope_issued_at ON fencing.terms (scope, issued_at);
+COMMENT ON TABLE fencing.terms IS 'Every term issued, with its holder and time. Written only by the extension; old terms are deleted by fencing.prune_terms() and, when fencing.term_retention is set, as their scope is issued new ones.';
 SELECT pg_catalog.pg_extension_config_dump('fencing.terms', '');
 -- readable row by row as the scope's privileges say (50_security.sql)
 REVOKE ALL ON fencing.terms FROM PUBLIC;

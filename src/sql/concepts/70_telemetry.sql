@@ -109,14 +109,19 @@ CROSS JOIN fencing.stats_info() i
 CROSS JOIN (SELECT coalesce(
                 pg_catalog.current_setting('fencing.flapping_terms_per_hour', true),
                 '30')::pg_catalog.int4 AS per_hour) f
+-- the scope's last hour, a range of the index on (scope, issued_at), and
+-- no more of it than tells flapping: at most max(100000, the threshold + 1)
+-- entries, whatever a tenant issues
 CROSS JOIN LATERAL (
     SELECT pg_catalog.count(*) AS terms_last_hour
-      FROM fencing.terms t
-     WHERE t.scope OPERATOR(pg_catalog.=) s.scope
-       AND t.issued_at OPERATOR(pg_catalog.>)
-           (pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval)) h;
+      FROM (SELECT FROM fencing.terms t
+             WHERE t.scope OPERATOR(pg_catalog.=) s.scope
+               AND t.issued_at OPERATOR(pg_catalog.>)
+                   (pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval)
+             LIMIT CASE WHEN f.per_hour OPERATOR(pg_catalog.<) 100000 THEN 100000
+                        ELSE f.per_hour::pg_catalog.int8 OPERATOR(pg_catalog.+) 1 END) r) h;
 COMMENT ON VIEW fencing.scope_stats IS
-'Per scope: mark, latest term, lease (lease_fenced: a lease neither released nor expired whose term is below the mark: its holder may still believe it leads), counters of rejections by kind, skips, bypasses, terms, lease grants, refused renewals and expiries since the last reset (null when fencing is not in shared_preload_libraries), terms issued in the last hour and whether that is flapping (above fencing.flapping_terms_per_hour).';
+'Per scope: mark, latest term, lease (lease_fenced: a lease neither released nor expired whose term is below the mark: its holder may still believe it leads), counters of rejections by kind, skips, bypasses, terms, lease grants, refused renewals and expiries since the last reset (null when fencing is not in shared_preload_libraries), terms issued in the last hour (counted up to 100000, or to fencing.flapping_terms_per_hour + 1 when that is larger) and whether that is flapping (above fencing.flapping_terms_per_hour).';
 
 -- Per protected table (a partitioned table adds up its partitions).
 CREATE VIEW fencing.table_stats AS
