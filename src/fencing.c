@@ -13,6 +13,7 @@
 
 #include "end_of_xact.h"
 #include "relcache_watch.h"
+#include "clock/clock_generation.h"
 #include "marks/shared_marks.h"
 #include "security/bypass.h"
 #include "state/citus_shards.h"
@@ -33,6 +34,7 @@ _PG_init(void)
 	/* settings before the prefix is reserved, which drops placeholders */
 	fence_stats_init();
 	declared_token_init();
+	clock_generation_init();
 
 	MarkGUCPrefixReserved("fencing");
 
