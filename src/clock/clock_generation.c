@@ -73,14 +73,15 @@
 
 /* fencing.clock's columns */
 #define Anum_clock_generation			1
-#define Anum_clock_system_identifier	2
-#define Anum_clock_database_oid			3
-#define Anum_clock_clock_oid			4
-#define Anum_clock_timeline				5
-#define Anum_clock_claimed_at			6
-#define Anum_clock_reason				7
-#define Anum_clock_confirmed_start		8
-#define Natts_clock						8
+#define Anum_clock_band_offset			2
+#define Anum_clock_system_identifier	3
+#define Anum_clock_database_oid			4
+#define Anum_clock_clock_oid			5
+#define Anum_clock_timeline				6
+#define Anum_clock_claimed_at			7
+#define Anum_clock_reason				8
+#define Anum_clock_confirmed_start		9
+#define Natts_clock						9
 
 /* fencing.clock_unclean_start */
 typedef enum ClockUncleanStart
@@ -110,7 +111,7 @@ static int64 start_timeline = 0;
 typedef struct ClockRow
 {
 	bool		found;
-	int64		generation;
+	TermBand	band;
 	int64		system_identifier;
 	Oid			database_oid;
 	Oid			clock_oid;
@@ -185,7 +186,8 @@ clock_read(Relation rel, ClockRow *row)
 
 		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
 		row->found = true;
-		row->generation = DatumGetInt64(values[Anum_clock_generation - 1]);
+		row->band.generation = DatumGetInt64(values[Anum_clock_generation - 1]);
+		row->band.offset = DatumGetInt64(values[Anum_clock_band_offset - 1]);
 		row->system_identifier = DatumGetInt64(values[Anum_clock_system_identifier - 1]);
 		row->database_oid = DatumGetObjectId(values[Anum_clock_database_oid - 1]);
 		row->clock_oid = DatumGetObjectId(values[Anum_clock_clock_oid - 1]);
@@ -265,48 +267,52 @@ clock_highest_term(void)
  * Independent of this server's timeline, so that every server of one new
  * cluster that claims from the same data gets the same generation.
  */
-static int64
-clock_moved_generation(const ClockRow *row)
+static TermBand
+clock_moved_band(const ClockRow *row)
 {
 	int64		highest = clock_highest_term();
-	int64		generation = 0;
+	TermBand	band = {0, 0};
 
+	/* the band after the last one the row's timeline reaches into */
 	if (row->found)
-		generation = row->generation + row->timeline;
+		band.generation = row->band.generation + row->timeline +
+			(row->band.offset > 0 ? 1 : 0);
 	if (highest >= 0)
-		generation = Max(generation, term_band_of(highest) + 1);
-	return generation;
+		band.generation = Max(band.generation, term_band_of(highest) + 1);
+	return band;
 }
 
 /* Replace the row (the caller holds fencing.clock's ExclusiveLock). */
 static void
-clock_write(Oid clock_oid, int64 generation, int64 tli, const char *reason, bool confirmed)
+clock_write(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool confirmed)
 {
 	static SPIPlanPtr delete_plan = NULL;
 	static SPIPlanPtr insert_plan = NULL;
 	static const char *delete_sql = "DELETE FROM fencing.clock";
 	static const char *insert_sql =
-		"INSERT INTO fencing.clock (generation, system_identifier, database_oid, clock_oid,"
-		" timeline, claimed_at, reason, confirmed_start)"
-		" VALUES ($1, $2, $3, $4, $5, pg_catalog.clock_timestamp(), $6, $7)";
-	Oid			argtypes[7] = {INT8OID, INT8OID, OIDOID, OIDOID, INT8OID, TEXTOID, TIMESTAMPTZOID};
-	Datum		values[7];
-	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', confirmed ? ' ' : 'n'};
+		"INSERT INTO fencing.clock (generation, band_offset, system_identifier, database_oid,"
+		" clock_oid, timeline, claimed_at, reason, confirmed_start)"
+		" VALUES ($1, $2, $3, $4, $5, $6, pg_catalog.clock_timestamp(), $7, $8)";
+	Oid			argtypes[8] = {INT8OID, INT8OID, INT8OID, OIDOID, OIDOID, INT8OID, TEXTOID,
+	TIMESTAMPTZOID};
+	Datum		values[8];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', confirmed ? ' ' : 'n'};
 	FencingUserContext uctx;
 	int			rc;
 
-	(void) term_band_index(tli, generation);	/* ZF004 before writing */
-	values[0] = Int64GetDatum(generation);
-	values[1] = Int64GetDatum((int64) GetSystemIdentifier());
-	values[2] = ObjectIdGetDatum(MyDatabaseId);
-	values[3] = ObjectIdGetDatum(clock_oid);
-	values[4] = Int64GetDatum(tli);
-	values[5] = CStringGetTextDatum(reason);
-	values[6] = TimestampTzGetDatum(PgStartTime);
+	(void) term_band_index(tli, band.generation);	/* ZF004 before writing */
+	values[0] = Int64GetDatum(band.generation);
+	values[1] = Int64GetDatum(band.offset);
+	values[2] = Int64GetDatum((int64) GetSystemIdentifier());
+	values[3] = ObjectIdGetDatum(MyDatabaseId);
+	values[4] = ObjectIdGetDatum(clock_oid);
+	values[5] = Int64GetDatum(tli);
+	values[6] = CStringGetTextDatum(reason);
+	values[7] = TimestampTzGetDatum(PgStartTime);
 
 	fencing_spi_connect_as_owner(&uctx);
 	fencing_spi_execute(&delete_plan, delete_sql, 0, NULL, NULL, false);
-	rc = SPI_execute_snapshot(fencing_saved_plan(&insert_plan, insert_sql, 7, argtypes),
+	rc = SPI_execute_snapshot(fencing_saved_plan(&insert_plan, insert_sql, 8, argtypes),
 							  values, nulls, GetLatestSnapshot(), InvalidSnapshot,
 							  false, true, 0);
 	if (rc != SPI_OK_INSERT)
@@ -330,18 +336,18 @@ claim_reason(Relation rel, const ClockRow *row, int64 tli)
 	return "new timeline";
 }
 
-int64
-clock_generation_for_issue(int64 tli)
+TermBand
+clock_band_for_issue(int64 tli)
 {
 	Oid			clock_oid = fencing_clock_relid_if_installed();
 	Relation	rel;
 	ClockRow	row;
 	ClockVerdict verdict;
 	const char *unconfirmed;
-	int64		generation;
+	TermBand	band = {0, 0};
 
 	if (!OidIsValid(clock_oid))
-		return 0;				/* SQL older than 1.5: bands by timeline only */
+		return band;			/* SQL older than 1.5: bands by timeline only */
 
 	rel = table_open(clock_oid, AccessShareLock);
 	clock_read(rel, &row);
@@ -361,50 +367,49 @@ clock_generation_for_issue(int64 tli)
 	switch (verdict)
 	{
 		case CLOCK_CLAIMED_HERE:
-			generation = row.generation;
+			band = row.band;
 			break;
 		case CLOCK_NEW_TIMELINE:
-			generation = row.generation;
-			clock_write(clock_oid, generation, tli, claim_reason(rel, &row, tli), row.confirmed);
+			band = row.band;
+			clock_write(clock_oid, band, tli, claim_reason(rel, &row, tli), row.confirmed);
 			break;
 		case CLOCK_UNCLAIMED:
 		case CLOCK_MOVES:
 		default:
-			generation = clock_moved_generation(&row);
-			clock_write(clock_oid, generation, tli, claim_reason(rel, &row, tli),
-						row.found && row.confirmed && verdict == CLOCK_UNCLAIMED);
+			band = clock_moved_band(&row);
+			clock_write(clock_oid, band, tli, claim_reason(rel, &row, tli), false);
 			break;
 	}
 	table_close(rel, NoLock);
-	return generation;
+	return band;
 }
 
-/* The generation the next term on timeline tli would be issued in. */
-static int64
-clock_generation_peek_row(Relation rel, const ClockRow *row, int64 tli, ClockVerdict *verdict)
+/* The band the next term on timeline tli would be issued in. */
+static TermBand
+clock_band_peek_row(Relation rel, const ClockRow *row, int64 tli, ClockVerdict *verdict)
 {
 	*verdict = clock_verdict(rel, row, tli);
 	if (*verdict == CLOCK_CLAIMED_HERE || *verdict == CLOCK_NEW_TIMELINE)
-		return row->generation;
-	return clock_moved_generation(row);
+		return row->band;
+	return clock_moved_band(row);
 }
 
-int64
-clock_generation_peek(int64 tli)
+TermBand
+clock_band_peek(int64 tli)
 {
 	Oid			clock_oid = fencing_clock_relid_if_installed();
 	Relation	rel;
 	ClockRow	row;
 	ClockVerdict verdict;
-	int64		generation;
+	TermBand	band = {0, 0};
 
 	if (!OidIsValid(clock_oid))
-		return 0;
+		return band;
 	rel = table_open(clock_oid, AccessShareLock);
 	clock_read(rel, &row);
-	generation = clock_generation_peek_row(rel, &row, tli, &verdict);
+	band = clock_band_peek_row(rel, &row, tli, &verdict);
 	table_close(rel, NoLock);
-	return generation;
+	return band;
 }
 
 /*
@@ -416,6 +421,8 @@ clock_generation_peek(int64 tli)
  *   any of those, awaits confirmation / unconfirmed (the server started
  *   from a data directory not shut down cleanly and issues on the timeline
  *   it started on: fencing.clock_unclean_start is 'confirm' / 'issue').
+ *   generation, band_offset, term_floor, term_limit: the band the next term
+ *   is issued in; claimed_*: who claimed the row of fencing.clock.
  */
 FENCING_FUNCTION(fencing_clock_state);
 
@@ -430,7 +437,7 @@ fencing_clock_state(PG_FUNCTION_ARGS)
 	Relation	rel;
 	ClockRow	row;
 	ClockVerdict verdict;
-	int64		generation;
+	TermBand	band;
 	const char *state;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -440,7 +447,7 @@ fencing_clock_state(PG_FUNCTION_ARGS)
 
 	rel = table_open(clock_oid, AccessShareLock);
 	clock_read(rel, &row);
-	generation = clock_generation_peek_row(rel, &row, tli, &verdict);
+	band = clock_band_peek_row(rel, &row, tli, &verdict);
 	table_close(rel, NoLock);
 
 	state = verdict_names[verdict];
@@ -450,35 +457,45 @@ fencing_clock_state(PG_FUNCTION_ARGS)
 
 	values[0] = CStringGetTextDatum(state);
 	values[1] = Int64GetDatum(tli);
-	values[2] = Int64GetDatum(generation);
-	if (generation + tli - 1 < TERM_BAND_COUNT)
+	values[2] = Int64GetDatum(band.generation);
+	values[3] = Int64GetDatum(band.offset);
+	if (term_band_exists(tli, band))
 	{
-		values[3] = Int64GetDatum(term_band_floor(tli, generation));
-		values[4] = Int64GetDatum(term_band_limit(tli, generation));
+		values[4] = Int64GetDatum(term_band_floor(tli, band));
+		values[5] = Int64GetDatum(term_band_limit(tli, band));
 	}
 	else
-		nulls[3] = nulls[4] = true;
-	values[5] = Int64GetDatum((int64) GetSystemIdentifier());
+		nulls[4] = nulls[5] = true;
+	values[6] = Int64GetDatum((int64) GetSystemIdentifier());
 	if (row.found)
 	{
-		values[6] = Int64GetDatum(row.generation);
 		values[7] = Int64GetDatum(row.system_identifier);
 		values[8] = Int64GetDatum(row.timeline);
 		values[9] = TimestampTzGetDatum(row.claimed_at);
 		values[10] = CStringGetTextDatum(row.reason);
 	}
 	else
-		nulls[6] = nulls[7] = nulls[8] = nulls[9] = nulls[10] = true;
+		nulls[7] = nulls[8] = nulls[9] = nulls[10] = true;
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
 /*
  * fencing.confirm_clock(lost_timelines integer DEFAULT 16) returns bigint
- * A superuser's statement that this server may issue terms: the generation
- * moves above every band the claimer of the row, or a copy of this data
- * directory that went on issuing (on this timeline and up to lost_timelines
- * timelines above it), could have used; the confirmation holds for this
- * start of the postmaster.  Returns the floor of the new band.  Durable.
+ * A superuser's statement that this server may issue terms; the
+ * confirmation holds for this start of the postmaster.  Returns the floor of
+ * the new band.  Durable.
+ *
+ * The new band is above every band the claimer of the row could have used
+ * on its timeline and up to lost_timelines timelines above it: what a copy
+ * of this data directory that went on issuing used, unless it moved the
+ * generation itself.  It did if it claimed or confirmed too, from the same
+ * row: it then computed the same generation.  So the floor is also shifted
+ * by the microseconds elapsed since the row was claimed (the start of the
+ * band when there is no row): of two confirmations from one row, the later
+ * one starts higher by the time between them, more than the terms the
+ * earlier one's server issued in that time (each term is a durable commit),
+ * so the copy confirmed after the original stopped issuing is above all of
+ * them (the servers' clocks assumed to agree that closely).
  */
 FENCING_FUNCTION(fencing_confirm_clock);
 
@@ -489,7 +506,9 @@ fencing_confirm_clock(PG_FUNCTION_ARGS)
 	Relation	rel;
 	ClockRow	row;
 	int64		tli;
-	int64		generation;
+	TermBand	band;
+	int64		floor;
+	int64		elapsed;
 	int32		lost_timelines;
 
 	if (!superuser())
@@ -516,9 +535,21 @@ fencing_confirm_clock(PG_FUNCTION_ARGS)
 	rel = table_open(clock_oid, AccessShareLock);
 	LockRelationOid(clock_oid, ExclusiveLock);
 	clock_read(rel, &row);
+
 	/* above what a claim would move to, by the timelines a copy went on to */
-	generation = clock_moved_generation(&row) + tli + lost_timelines;
-	clock_write(clock_oid, generation, tli, "confirmed", true);
+	band = clock_moved_band(&row);
+	band.generation += tli + lost_timelines;
+	floor = term_band_floor(tli, band);
+	/* then later by the time since the row was claimed */
+	elapsed = GetCurrentTimestamp() - (row.found ? row.claimed_at : 0);
+	elapsed = Max(elapsed, 0);
+	if (elapsed > PG_INT64_MAX - floor)
+		fence_reject_no_band(tli, band.generation, TERM_BAND_COUNT);
+	floor += elapsed;
+	band.generation = term_band_of(floor) - (tli - 1);
+	band.offset = floor & (((int64) 1 << TERM_BAND_COUNTER_BITS) - 1);
+
+	clock_write(clock_oid, band, tli, "confirmed", true);
 	table_close(rel, NoLock);
-	PG_RETURN_INT64(term_band_floor(tli, generation));
+	PG_RETURN_INT64(term_band_floor(tli, band));
 }

@@ -10,6 +10,8 @@
 
 #include "fencing.h"
 
+#include "clock/term_band.h"
+
 /*
  * The generation the next term of this transaction is issued in, on
  * timeline tli.  When this server is not the one that claimed the clock
@@ -19,10 +21,10 @@
  * clock not confirmed since an unclean start, ZF006.  0 without the table
  * (SQL older than 1.5).
  */
-extern int64 clock_generation_for_issue(int64 tli);
+extern TermBand clock_band_for_issue(int64 tli);
 
 /* The generation the next term would be issued in, read only. */
-extern int64 clock_generation_peek(int64 tli);
+extern TermBand clock_band_peek(int64 tli);
 
 /* Settings, and what the server's start tells (shared_preload_libraries). */
 extern void clock_generation_init(void);

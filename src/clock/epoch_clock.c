@@ -173,7 +173,7 @@ epoch_clock_issue(const char *scope, const char *holder)
 	 * that claimed it (clock/clock_generation.c).
 	 */
 	tli = term_band_timeline();
-	band_floor = term_band_floor(tli, clock_generation_for_issue(tli));
+	band_floor = term_band_floor(tli, clock_band_for_issue(tli));
 	if (fencing_sql_at_least(FENCING_SQL_1_2))
 		epoch = clock_next_for_scope(scope, mark, info.epoch, band_floor);
 	else

@@ -103,7 +103,7 @@ fencing_fence_older_timelines(PG_FUNCTION_ARGS)
 
 	/* the band the next term is issued in, the clock's generation moved if it moves */
 	tli = term_band_timeline();
-	band_floor = term_band_floor(tli, clock_generation_peek(tli));
+	band_floor = term_band_floor(tli, clock_band_peek(tli));
 	if (band_floor == 0)
 		PG_RETURN_INT64(0);
 

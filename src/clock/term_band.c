@@ -59,20 +59,28 @@ term_band_index(int64 tli, int64 generation)
 	return generation + tli - 1;
 }
 
-int64
-term_band_floor(int64 tli, int64 generation)
+bool
+term_band_exists(int64 tli, TermBand band)
 {
-	return term_band_index(tli, generation) << TERM_BAND_COUNTER_BITS;
+	return tli >= 1 && band.generation >= 0 && band.generation <= TERM_BAND_COUNT &&
+		band.generation + tli - 1 < TERM_BAND_COUNT;
 }
 
 int64
-term_band_limit(int64 tli, int64 generation)
+term_band_floor(int64 tli, TermBand band)
 {
-	int64		band = term_band_index(tli, generation);
+	/* below 2^63: the last band starts at (2^23 - 1) * 2^40 */
+	return (term_band_index(tli, band.generation) << TERM_BAND_COUNTER_BITS) + band.offset;
+}
 
-	if (band + 1 >= TERM_BAND_COUNT)
+int64
+term_band_limit(int64 tli, TermBand band)
+{
+	int64		floor = term_band_floor(tli, band);
+
+	if (floor > PG_INT64_MAX - ((int64) 1 << TERM_BAND_COUNTER_BITS))
 		return PG_INT64_MAX;
-	return (band + 1) << TERM_BAND_COUNTER_BITS;
+	return floor + ((int64) 1 << TERM_BAND_COUNTER_BITS);
 }
 
 /*
@@ -92,16 +100,16 @@ fencing_clock_timeline(PG_FUNCTION_ARGS)
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
 	int64		tli = term_band_timeline();
-	int64		generation;
+	TermBand	band;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	values[0] = Int64GetDatum(tli);
-	generation = clock_generation_peek(tli);
-	if (generation + tli - 1 < TERM_BAND_COUNT)
+	band = clock_band_peek(tli);
+	if (term_band_exists(tli, band))
 	{
-		values[1] = Int64GetDatum(term_band_floor(tli, generation));
-		values[2] = Int64GetDatum(term_band_limit(tli, generation));
+		values[1] = Int64GetDatum(term_band_floor(tli, band));
+		values[2] = Int64GetDatum(term_band_limit(tli, band));
 	}
 	else
 		nulls[1] = nulls[2] = true;

@@ -18,8 +18,16 @@
  * (G + T) * 2^40 while fewer than 2^40 terms are issued on it.  Generation
  * 0, timeline 1 starts at 0, so terms issued before 1.2 (all on one
  * timeline, or below 2^40) keep their place (clock/clock_generation.c says
- * when the generation moves).
+ * when the generation moves).  Only fencing.confirm_clock() shifts the
+ * bands of a generation by an offset below 2^40: every band of it then
+ * starts offset terms later and is still 2^40 wide.
  */
+typedef struct TermBand
+{
+	int64		generation;
+	int64		offset;			/* 0 <= offset < 2^40 */
+} TermBand;
+
 #define TERM_BAND_COUNTER_BITS	40
 #define TERM_BAND_COUNT			((int64) 1 << (63 - TERM_BAND_COUNTER_BITS))
 
@@ -29,9 +37,12 @@ extern int64 term_band_timeline(void);
 /* The band of timeline "tli" in generation "generation"; ZF004 past the last. */
 extern int64 term_band_index(int64 tli, int64 generation);
 
-/* The lowest term of that band, and the first term above it. */
-extern int64 term_band_floor(int64 tli, int64 generation);
-extern int64 term_band_limit(int64 tli, int64 generation);
+/* Whether timeline "tli" has a band in that generation. */
+extern bool term_band_exists(int64 tli, TermBand band);
+
+/* The lowest term of the band of "tli", and the first term above it. */
+extern int64 term_band_floor(int64 tli, TermBand band);
+extern int64 term_band_limit(int64 tli, TermBand band);
 
 /* The band a term is in. */
 static inline int64

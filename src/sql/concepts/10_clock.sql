@@ -64,6 +64,9 @@ COMMENT ON FUNCTION fencing.clock_timeline() IS
 -- and replicated with the data, so the generation only grows.
 CREATE TABLE fencing.clock (
     generation        bigint NOT NULL CHECK (generation OPERATOR(pg_catalog.>=) 0),
+    band_offset       bigint NOT NULL DEFAULT 0
+                      CHECK (band_offset OPERATOR(pg_catalog.>=) 0
+                             AND band_offset OPERATOR(pg_catalog.<) 1099511627776),
     system_identifier bigint NOT NULL,
     database_oid      oid NOT NULL,
     clock_oid         oid NOT NULL,
@@ -73,15 +76,15 @@ CREATE TABLE fencing.clock (
     confirmed_start   timestamptz
 );
 CREATE UNIQUE INDEX clock_one_row ON fencing.clock ((true));
-COMMENT ON TABLE fencing.clock IS 'The epoch clock''s generation and the server that claimed it: timeline T issues terms in band generation + T - 1 (2^40 terms each). Written only by the extension; at most one row.';
+COMMENT ON TABLE fencing.clock IS 'The epoch clock''s generation and the server that claimed it: timeline T issues terms from (generation + T - 1) * 2^40 + band_offset, 2^40 of them. Written only by the extension; at most one row.';
 SELECT pg_catalog.pg_extension_config_dump('fencing.clock', '');
 REVOKE ALL ON fencing.clock FROM PUBLIC;
 GRANT SELECT ON fencing.clock TO pg_monitor;
 
 CREATE FUNCTION fencing.clock_state(OUT state text, OUT timeline bigint, OUT generation bigint,
+                                    OUT band_offset bigint,
                                     OUT term_floor bigint, OUT term_limit bigint,
                                     OUT system_identifier bigint,
-                                    OUT claimed_generation bigint,
                                     OUT claimed_system_identifier bigint,
                                     OUT claimed_timeline bigint,
                                     OUT claimed_at timestamptz, OUT reason text)
@@ -91,7 +94,7 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fencing.clock_state() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.clock_state() TO pg_monitor;
 COMMENT ON FUNCTION fencing.clock_state() IS
-'The epoch clock as this server sees it, for superusers and pg_monitor. state: unclaimed (no term issued since 1.5), claimed (by this server on this timeline), new timeline (this server, promoted since), moves (claimed by another server, database or a higher timeline: the next term moves the generation), unconfirmed or awaits confirmation (the server started from a data directory not shut down cleanly, fencing.clock_unclean_start issue or confirm: fencing.confirm_clock()). generation, term_floor, term_limit: the band the next term is issued in; claimed_*: the row of fencing.clock.';
+'The epoch clock as this server sees it, for superusers and pg_monitor. state: unclaimed (no term issued since 1.5), claimed (by this server on this timeline), new timeline (this server, promoted since), moves (claimed by another server, database or a higher timeline: the next term moves the generation), unconfirmed or awaits confirmation (the server started from a data directory not shut down cleanly, fencing.clock_unclean_start issue or confirm: fencing.confirm_clock()). generation, band_offset, term_floor, term_limit: the band the next term is issued in; claimed_*: who claimed the clock (fencing.clock).';
 
 CREATE FUNCTION fencing.confirm_clock(lost_timelines integer DEFAULT 16)
 RETURNS bigint
