@@ -42,21 +42,22 @@ SELECT state, generation, reason FROM fencing.clock_state();
 SELECT timeline, term_floor, term_limit FROM fencing.clock_timeline();
 
 -- claimed by another system (as after pg_upgrade or a restore into a new
--- cluster; the row changed by hand here): generation max(1 + 1, band 1 + 1)
+-- cluster; the claims changed by hand here).  Every claim is a row, the
+-- latest in force: generation max(1 + 1, band 1 + 1)
 UPDATE fencing.clock SET system_identifier = system_identifier OPERATOR(pg_catalog.+) 1;
 SELECT state, generation, term_floor FROM fencing.clock_state();
 SELECT fencing.fence_next_epoch('c2') AS moved_term;
-SELECT generation, reason FROM fencing.clock;
+SELECT generation, reason FROM fencing.clock ORDER BY generation;
 -- claimed on a higher timeline than this server's: generation 2 + 5
 UPDATE fencing.clock SET timeline = 5;
 SELECT state, generation FROM fencing.clock_state();
 SELECT fencing.fence_next_epoch('c2') AS lower_timeline_term;
-SELECT generation, timeline, reason FROM fencing.clock;
+SELECT generation, timeline, reason FROM fencing.clock ORDER BY generation;
 -- the terms of the earlier bands are fenced by fence_older_timelines()
 SELECT fencing.fence_older_timelines() AS lifted;
 SELECT scope, mark FROM fencing.scopes ORDER BY scope;
 
--- no row but terms known (the row deleted by hand): above them
+-- no claim but terms known (the rows deleted by hand): above them
 DELETE FROM fencing.clock;
 SELECT state, generation, term_floor FROM fencing.clock_state();
 SELECT fencing.fence_next_epoch('c3') AS unclaimed_term;
@@ -90,14 +91,15 @@ SELECT fencing.confirm_clock(0) AS confirmed_floor \gset
 SELECT :confirmed_floor > 10 * 2::numeric ^ 40 AS above_the_bands,
        :confirmed_floor < 10 * 2::numeric ^ 40 + 3600e6 AS by_the_time_since_the_claim;
 SELECT state, term_floor = :confirmed_floor AS at_the_floor, reason FROM fencing.clock_state();
-SELECT band_offset > 0 AS shifted, confirmed_start IS NOT NULL AS confirmed FROM fencing.clock;
+SELECT generation, band_offset > 0 AS shifted, confirmed_start IS NOT NULL AS confirmed, reason
+  FROM fencing.clock ORDER BY generation;
 SELECT fencing.fence_next_epoch('c4') = :confirmed_floor AS first_term_at_the_floor;
 SELECT fencing.fence_next_epoch('c4') = :confirmed_floor + 1 AS next_term_above;
 -- a claim after a confirmation moves above the bands its shifted band
 -- reaches into (10 and 11): generation 12
 UPDATE fencing.clock SET system_identifier = system_identifier OPERATOR(pg_catalog.+) 1;
 SELECT fencing.fence_next_epoch('c1') AS moved_after_confirmation;
-SELECT band_offset, reason FROM fencing.clock;
+SELECT generation, band_offset > 0 AS shifted, reason FROM fencing.clock ORDER BY generation;
 -- the regression server started cleanly: no clock finding
 SELECT count(*) AS clock_findings FROM fencing.health
  WHERE "check" = 'clock not confirmed since an unclean start';

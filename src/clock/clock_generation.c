@@ -13,23 +13,31 @@
  * fencing.clock (one row: dumped with the extension's data, copied by
  * pg_upgrade, replicated) that only grows.
  *
- * The row names who claimed the clock: the system identifier, the database
- * and the OID of fencing.clock itself, and the timeline.  Every term issued
- * reads it (fresh snapshot) and compares; when it matches (the fast path:
- * no lock but the table's AccessShareLock, no write), the term is issued in
- * the row's generation.  When the server is not the claimer (another system
- * identifier: pg_upgrade, a restore into a new cluster, a base backup made
- * a new cluster; another database or clock table: a restore into a new
+ * Each row of fencing.clock is a claim: who issued in which band, named by
+ * the system identifier, the database, the OID of fencing.clock itself and
+ * the timeline.  The latest claim (highest generation, band offset,
+ * timeline) is in force.  Every term issued reads the claims (a fresh
+ * snapshot) and compares; when the latest is this server's on this timeline
+ * (the fast path: no lock but the table's AccessShareLock, no write), the
+ * term is issued in its band.  When the server is not the claimer (another
+ * system identifier: pg_upgrade, a restore into a new cluster, a base backup
+ * made a new cluster; another database or clock table: a restore into a new
  * database of the same cluster, CREATE DATABASE ... TEMPLATE; a timeline
- * below the recorded one), the issuing transaction claims the clock under
- * an ExclusiveLock on fencing.clock: it reads the row again, moves the
- * generation to
- *     max(G_row + T_row, band of the highest term known + 1)
- * and records itself, and its commit is made durable with the term's.  The
- * new generation depends only on the data, not on the claimer's timeline:
- * a standby of the new cluster that missed the claim computes the same
- * generation and, on its higher timeline, a higher band.  A claim by the
- * same server on a higher timeline (a promotion) only records the timeline.
+ * below the claimed one), the issuing transaction claims the clock: it
+ * moves the generation to
+ *     max(G_claim + T_claim (+ 1 when its bands are shifted, below),
+ *         band of the highest term known + 1)
+ * and inserts its claim, made durable with the term.  A claim by the same
+ * server on a higher timeline (a promotion) only records the timeline.
+ *
+ * The new generation depends only on the data, not on the claimer's
+ * timeline: a standby of the new cluster that missed the claim computes the
+ * same generation and, on its higher timeline, issues in a higher band.  So
+ * does a concurrent claimer: the claim and the terms are read with one
+ * snapshot, and two transactions that claim at once insert the same
+ * generation.  No claim waits for another (one left open in a transaction
+ * would stall every scope's takeover); no claim row is ever updated or
+ * deleted (a few rows a year: moves, promotions, confirmations).
  *
  * What no data can tell: a copy of the data directory itself (a file-system
  * snapshot, a VM snapshot, a base backup started without recovery) keeps the
@@ -165,40 +173,59 @@ clock_generation_init(void)
 	}
 }
 
-/* The row, read with a fresh snapshot from "rel" (opened by the caller). */
-static void
-clock_read(Relation rel, ClockRow *row)
+/* Whether claim a is later than claim b: generations and bands only grow. */
+static bool
+clock_claim_later(const ClockRow *a, const ClockRow *b)
 {
-	Snapshot	snapshot;
+	if (a->band.generation != b->band.generation)
+		return a->band.generation > b->band.generation;
+	if (a->band.offset != b->band.offset)
+		return a->band.offset > b->band.offset;
+	if (a->timeline != b->timeline)
+		return a->timeline > b->timeline;
+	return a->claimed_at > b->claimed_at;
+}
+
+/*
+ * The latest claim of fencing.clock ("rel", opened by the caller) as
+ * "snapshot" sees it: every row is a claim, and the latest is the one in
+ * force.
+ */
+static void
+clock_read(Relation rel, Snapshot snapshot, ClockRow *row)
+{
 	TableScanDesc scan;
 	HeapTuple	tup;
 
 	memset(row, 0, sizeof(*row));
 	if (RelationGetDescr(rel)->natts != Natts_clock)
 		elog(ERROR, "fencing.clock does not have the columns of this library's clock");
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	scan = table_beginscan(rel, snapshot, 0, NULL);
-	tup = heap_getnext(scan, ForwardScanDirection);
-	if (tup != NULL)
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
 		Datum		values[Natts_clock];
 		bool		nulls[Natts_clock];
+		ClockRow	claim;
 
 		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
-		row->found = true;
-		row->band.generation = DatumGetInt64(values[Anum_clock_generation - 1]);
-		row->band.offset = DatumGetInt64(values[Anum_clock_band_offset - 1]);
-		row->system_identifier = DatumGetInt64(values[Anum_clock_system_identifier - 1]);
-		row->database_oid = DatumGetObjectId(values[Anum_clock_database_oid - 1]);
-		row->clock_oid = DatumGetObjectId(values[Anum_clock_clock_oid - 1]);
-		row->timeline = DatumGetInt64(values[Anum_clock_timeline - 1]);
-		row->claimed_at = DatumGetTimestampTz(values[Anum_clock_claimed_at - 1]);
-		row->reason = TextDatumGetCString(values[Anum_clock_reason - 1]);
-		row->confirmed = !nulls[Anum_clock_confirmed_start - 1] &&
+		claim.found = true;
+		claim.band.generation = DatumGetInt64(values[Anum_clock_generation - 1]);
+		claim.band.offset = DatumGetInt64(values[Anum_clock_band_offset - 1]);
+		claim.system_identifier = DatumGetInt64(values[Anum_clock_system_identifier - 1]);
+		claim.database_oid = DatumGetObjectId(values[Anum_clock_database_oid - 1]);
+		claim.clock_oid = DatumGetObjectId(values[Anum_clock_clock_oid - 1]);
+		claim.timeline = DatumGetInt64(values[Anum_clock_timeline - 1]);
+		claim.claimed_at = DatumGetTimestampTz(values[Anum_clock_claimed_at - 1]);
+		claim.reason = NULL;
+		claim.confirmed = !nulls[Anum_clock_confirmed_start - 1] &&
 			DatumGetTimestampTz(values[Anum_clock_confirmed_start - 1]) == PgStartTime;
+		if (!row->found || clock_claim_later(&claim, row))
+		{
+			*row = claim;
+			row->reason = TextDatumGetCString(values[Anum_clock_reason - 1]);
+		}
 	}
 	table_endscan(scan);
-	UnregisterSnapshot(snapshot);
 }
 
 static ClockVerdict
@@ -232,25 +259,27 @@ clock_unconfirmed_reason(const ClockRow *row, int64 tli)
 }
 
 /*
- * The highest term known to be issued: of the 'issued' scopes' latest terms
- * and of fencing.terms; -1 when none.  Read as the extension's owner.
+ * The highest term known to be issued: the largest latest term of any scope
+ * (fencing.scopes.epoch, written only with a term, above every term of its
+ * scope in fencing.terms; scopes are never deleted), whatever its kind now;
+ * -1 when none.  Read as the extension's owner, one pass over the scopes
+ * (only when the clock moves, or is shown).
  */
 static int64
-clock_highest_term(void)
+clock_highest_term(Snapshot snapshot)
 {
 	static SPIPlanPtr plan = NULL;
 	static const char *sql =
-		"SELECT pg_catalog.max(m.epoch) FROM ("
-		" SELECT pg_catalog.max(s.epoch) FROM fencing.scopes AS s"
-		"  WHERE s.tokens OPERATOR(pg_catalog.=) 'issued'"
-		" UNION ALL SELECT pg_catalog.max(t.epoch) FROM fencing.terms AS t) AS m(epoch)";
+		"SELECT pg_catalog.max(s.epoch) FROM fencing.scopes AS s";
 	FencingUserContext uctx;
 	int64		highest = -1;
 	bool		isnull;
 	Datum		d;
 
 	fencing_spi_connect_as_owner(&uctx);
-	fencing_spi_execute(&plan, sql, 0, NULL, NULL, true);
+	if (SPI_execute_snapshot(fencing_saved_plan(&plan, sql, 0, NULL), NULL, NULL,
+							 snapshot, InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "\"%s\" failed", sql);
 	if (SPI_processed == 1)
 	{
 		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
@@ -268,9 +297,9 @@ clock_highest_term(void)
  * cluster that claims from the same data gets the same generation.
  */
 static TermBand
-clock_moved_band(const ClockRow *row)
+clock_moved_band(const ClockRow *row, Snapshot snapshot)
 {
-	int64		highest = clock_highest_term();
+	int64		highest = clock_highest_term(snapshot);
 	TermBand	band = {0, 0};
 
 	/* the band after the last one the row's timeline reaches into */
@@ -282,13 +311,11 @@ clock_moved_band(const ClockRow *row)
 	return band;
 }
 
-/* Replace the row (the caller holds fencing.clock's ExclusiveLock). */
+/* Record a claim by this server (a row of its own: no claim waits for another). */
 static void
 clock_write(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool confirmed)
 {
-	static SPIPlanPtr delete_plan = NULL;
 	static SPIPlanPtr insert_plan = NULL;
-	static const char *delete_sql = "DELETE FROM fencing.clock";
 	static const char *insert_sql =
 		"INSERT INTO fencing.clock (generation, band_offset, system_identifier, database_oid,"
 		" clock_oid, timeline, claimed_at, reason, confirmed_start)"
@@ -311,7 +338,6 @@ clock_write(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool co
 	values[7] = TimestampTzGetDatum(PgStartTime);
 
 	fencing_spi_connect_as_owner(&uctx);
-	fencing_spi_execute(&delete_plan, delete_sql, 0, NULL, NULL, false);
 	rc = SPI_execute_snapshot(fencing_saved_plan(&insert_plan, insert_sql, 8, argtypes),
 							  values, nulls, GetLatestSnapshot(), InvalidSnapshot,
 							  false, true, 0);
@@ -345,20 +371,20 @@ clock_band_for_issue(int64 tli)
 	ClockVerdict verdict;
 	const char *unconfirmed;
 	TermBand	band = {0, 0};
+	Snapshot	snapshot;
 
 	if (!OidIsValid(clock_oid))
 		return band;			/* SQL older than 1.5: bands by timeline only */
 
+	/*
+	 * The claim and the terms known are read with one snapshot: a claim
+	 * committed after it is seen by neither, so the generation computed is
+	 * that claim's, never one above it.
+	 */
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	rel = table_open(clock_oid, AccessShareLock);
-	clock_read(rel, &row);
+	clock_read(rel, snapshot, &row);
 	verdict = clock_verdict(rel, &row, tli);
-	if (verdict != CLOCK_CLAIMED_HERE)
-	{
-		/* claim: one claimer at a time, and again under the lock */
-		LockRelationOid(clock_oid, ExclusiveLock);
-		clock_read(rel, &row);
-		verdict = clock_verdict(rel, &row, tli);
-	}
 
 	unconfirmed = clock_unconfirmed_reason(&row, tli);
 	if (unconfirmed != NULL && clock_unclean_start == CLOCK_UNCLEAN_CONFIRM)
@@ -376,22 +402,24 @@ clock_band_for_issue(int64 tli)
 		case CLOCK_UNCLAIMED:
 		case CLOCK_MOVES:
 		default:
-			band = clock_moved_band(&row);
+			band = clock_moved_band(&row, snapshot);
 			clock_write(clock_oid, band, tli, claim_reason(rel, &row, tli), false);
 			break;
 	}
 	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
 	return band;
 }
 
 /* The band the next term on timeline tli would be issued in. */
 static TermBand
-clock_band_peek_row(Relation rel, const ClockRow *row, int64 tli, ClockVerdict *verdict)
+clock_band_peek_row(Relation rel, const ClockRow *row, Snapshot snapshot, int64 tli,
+					ClockVerdict *verdict)
 {
 	*verdict = clock_verdict(rel, row, tli);
 	if (*verdict == CLOCK_CLAIMED_HERE || *verdict == CLOCK_NEW_TIMELINE)
 		return row->band;
-	return clock_moved_band(row);
+	return clock_moved_band(row, snapshot);
 }
 
 TermBand
@@ -402,13 +430,16 @@ clock_band_peek(int64 tli)
 	ClockRow	row;
 	ClockVerdict verdict;
 	TermBand	band = {0, 0};
+	Snapshot	snapshot;
 
 	if (!OidIsValid(clock_oid))
 		return band;
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	rel = table_open(clock_oid, AccessShareLock);
-	clock_read(rel, &row);
-	band = clock_band_peek_row(rel, &row, tli, &verdict);
+	clock_read(rel, snapshot, &row);
+	band = clock_band_peek_row(rel, &row, snapshot, tli, &verdict);
 	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
 	return band;
 }
 
@@ -438,6 +469,7 @@ fencing_clock_state(PG_FUNCTION_ARGS)
 	ClockRow	row;
 	ClockVerdict verdict;
 	TermBand	band;
+	Snapshot	snapshot;
 	const char *state;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -445,10 +477,12 @@ fencing_clock_state(PG_FUNCTION_ARGS)
 	if (!OidIsValid(clock_oid))
 		elog(ERROR, "fencing.clock does not exist");
 
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	rel = table_open(clock_oid, AccessShareLock);
-	clock_read(rel, &row);
-	band = clock_band_peek_row(rel, &row, tli, &verdict);
+	clock_read(rel, snapshot, &row);
+	band = clock_band_peek_row(rel, &row, snapshot, tli, &verdict);
 	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
 
 	state = verdict_names[verdict];
 	if (clock_unconfirmed_reason(&row, tli) != NULL)
@@ -510,6 +544,7 @@ fencing_confirm_clock(PG_FUNCTION_ARGS)
 	int64		floor;
 	int64		elapsed;
 	int32		lost_timelines;
+	Snapshot	snapshot;
 
 	if (!superuser())
 		ereport(ERROR,
@@ -532,12 +567,13 @@ fencing_confirm_clock(PG_FUNCTION_ARGS)
 		elog(ERROR, "fencing.clock does not exist");
 
 	tli = term_band_timeline();
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	rel = table_open(clock_oid, AccessShareLock);
-	LockRelationOid(clock_oid, ExclusiveLock);
-	clock_read(rel, &row);
+	clock_read(rel, snapshot, &row);
 
 	/* above what a claim would move to, by the timelines a copy went on to */
-	band = clock_moved_band(&row);
+	band = clock_moved_band(&row, snapshot);
+	UnregisterSnapshot(snapshot);
 	band.generation += tli + lost_timelines;
 	floor = term_band_floor(tli, band);
 	/* then later by the time since the row was claimed */

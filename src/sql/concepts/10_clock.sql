@@ -55,13 +55,14 @@ COMMENT ON FUNCTION fencing.clock_timeline() IS
 'The timeline of this server (the replayed one on a standby) and its band of terms in the clock''s generation (fencing.clock_state()): no term issued on it is below term_floor; a scope whose mark or latest term is at or above term_limit is outside the band, and its terms are not protected against reissue by an asynchronous failover.';
 
 -- The clock's generation: the band of timeline T is G + T - 1, for the
--- generation G kept here.  One row (none before the first term), written
--- only by the extension: who claimed the clock (system identifier, database,
--- this table's OID, timeline).  A term issued by any other server (after
--- pg_upgrade, a restore into a new cluster or database, a copy) or on a
--- lower timeline moves the generation above every band used, in the issuing
--- transaction (src/clock/clock_generation.c).  Dumped, copied by pg_upgrade
--- and replicated with the data, so the generation only grows.
+-- generation G kept here.  One row per claim (none before the first term),
+-- inserted only by the extension, never updated: who issued in which band
+-- (system identifier, database, this table's OID, timeline); the latest
+-- claim is in force.  A term issued by any other server (after pg_upgrade,
+-- a restore into a new cluster or database, a copy) or on a lower timeline
+-- moves the generation above every band used, in the issuing transaction
+-- (src/clock/clock_generation.c).  Dumped, copied by pg_upgrade and
+-- replicated with the data, so the generation only grows.
 CREATE TABLE fencing.clock (
     generation        bigint NOT NULL CHECK (generation OPERATOR(pg_catalog.>=) 0),
     band_offset       bigint NOT NULL DEFAULT 0
@@ -75,8 +76,7 @@ CREATE TABLE fencing.clock (
     reason            text NOT NULL,
     confirmed_start   timestamptz
 );
-CREATE UNIQUE INDEX clock_one_row ON fencing.clock ((true));
-COMMENT ON TABLE fencing.clock IS 'The epoch clock''s generation and the server that claimed it: timeline T issues terms from (generation + T - 1) * 2^40 + band_offset, 2^40 of them. Written only by the extension; at most one row.';
+COMMENT ON TABLE fencing.clock IS 'The epoch clock''s generation and the server that claimed it: timeline T issues terms from (generation + T - 1) * 2^40 + band_offset, 2^40 of them. One row per claim (moves, promotions, confirmations), the latest in force; inserted only by the extension.';
 SELECT pg_catalog.pg_extension_config_dump('fencing.clock', '');
 REVOKE ALL ON fencing.clock FROM PUBLIC;
 GRANT SELECT ON fencing.clock TO pg_monitor;
