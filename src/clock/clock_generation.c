@@ -402,8 +402,10 @@ clock_band_for_issue(int64 tli)
 		case CLOCK_UNCLAIMED:
 		case CLOCK_MOVES:
 		default:
+			/* a confirmation of this start holds across the move */
 			band = clock_moved_band(&row, snapshot);
-			clock_write(clock_oid, band, tli, claim_reason(rel, &row, tli), false);
+			clock_write(clock_oid, band, tli, claim_reason(rel, &row, tli),
+						row.found && row.confirmed);
 			break;
 	}
 	table_close(rel, NoLock);
