@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * rejection.c
- *	  The fence's rejections, ZF001 to ZF005, raised in one place: each is
+ *	  The fence's rejections, ZF001 to ZF006, raised in one place: each is
  *	  authorized, then counted, logged, and raised with the table's fields.
  *
  * Guarantees:

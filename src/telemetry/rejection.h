@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * rejection.h
- *	  The fence's rejections (ZF001-ZF005), raised in one place: each is
+ *	  The fence's rejections (ZF001-ZF006), raised in one place: each is
  *	  counted (only under a scope the write may count under), logged, and
  *	  carries the table's fields when a table was written.
  *
