@@ -14,7 +14,8 @@
 #   standby F, which stops receiving before E's first term (F never sees
 #   E's claim); E issues; E is lost, F is promoted: F's next terms are above
 #   every term ever issued (F claims the same generation E did, on a higher
-#   timeline).
+#   timeline).  A plain dump of F restored with psql into a new database of
+#   F: its first term is above every term too (another database).
 # Each promoted server also fences the old terms (fence_older_timelines()
 # lifts the marks to the floor of its band).
 use strict;
@@ -208,6 +209,25 @@ $f->promote;
 is($f->safe_psql('postgres', 'SELECT state FROM fencing.clock_state()'), 'moves',
 	'F never saw the claim of E');
 check_next_terms($f, 'pg_restore, then F promoted');
+
+# --- A plain dump of F restored with psql (ON_ERROR_STOP) into a new
+# database of the same cluster: another database, the generation moves.
+my $plain = PostgreSQL::Test::Utils::tempdir . '/f.sql';
+command_ok([ "$bindir/pg_dump", '-Fp', '-f', $plain, '-d', $f->connstr('postgres') ],
+	'plain pg_dump of F');
+$f->safe_psql('postgres', 'CREATE DATABASE restored');
+command_ok(
+	[ "$bindir/psql", '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $plain, '-d', $f->connstr('restored') ],
+	'the plain dump restores into a new database of F');
+{
+	my $before = $max_issued;
+	my $t = $f->safe_psql('restored', "SELECT fencing.fence_next_epoch('jobs', 'restored')");
+	push @issued, "$t (jobs on f/restored)";
+	cmp_ok($t, '>', $before,
+		"in the restored database the next term of 'jobs' ($t) is above every term ever issued ($before)");
+	is($f->safe_psql('restored', 'SELECT reason FROM fencing.clock_state()'), 'new database',
+		'the restored database moved the clock: it is another database');
+}
 
 # Every term once: no two returned values are equal per scope.
 my %seen;
