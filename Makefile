@@ -32,6 +32,7 @@ OBJS = src/base/input_checks.o \
        src/marks/scope_admin.o \
        src/marks/cluster_apply.o \
        src/clock/term_band.o \
+       src/clock/clock_generation.o \
        src/clock/epoch_clock.o \
        src/clock/term_retention.o \
        src/clock/failover_fence.o \

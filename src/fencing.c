@@ -14,6 +14,7 @@
 #include "end_of_xact.h"
 #include "relcache_watch.h"
 #include "clock/term_retention.h"
+#include "clock/clock_generation.h"
 #include "marks/shared_marks.h"
 #include "security/bypass.h"
 #include "state/citus_shards.h"
@@ -35,6 +36,7 @@ _PG_init(void)
 	fence_stats_init();
 	declared_token_init();
 	term_retention_init();
+	clock_generation_init();
 
 	MarkGUCPrefixReserved("fencing");
 

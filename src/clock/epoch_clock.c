@@ -25,7 +25,10 @@
  * Terms carry the timeline (clock/term_band.c): no term is below the floor
  * of the server's current timeline, so after any promotion, however much
  * WAL the old primary lost, the new primary's terms are above every term
- * the old one issued, and the first of them fences every older leader.
+ * the old one issued, and the first of them fences every older leader.  The
+ * band also carries the clock's generation (clock/clock_generation.c),
+ * which moves above every band used when the database was moved to another
+ * cluster (pg_upgrade, a restore), whose timelines start again at 1.
  *
  *-------------------------------------------------------------------------
  */
@@ -43,6 +46,7 @@
 #include "utils/builtins.h"
 
 #include "base/input_checks.h"
+#include "clock/clock_generation.h"
 #include "clock/epoch_clock.h"
 #include "clock/term_band.h"
 #include "clock/term_retention.h"
@@ -160,13 +164,19 @@ epoch_clock_issue(const char *scope, const char *holder)
 	int64		mark;
 	int64		epoch;
 	int64		band_floor;
+	int64		tli;
 	ScopeInfo	info;
 
 	mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_CREATE_ISSUED, SCOPE_PRIV_LEAD, &row);
 	scope_info_from_row(scopes, row, &info);
 	scope_acl_require_known(scope, SCOPE_PRIV_LEAD, GetUserId(), SCOPE_MISSING_CREATE_ISSUED, &info);
-	/* fixed for a writing transaction: one begun in recovery stays read-only */
-	band_floor = term_band_floor(term_band_timeline());
+	/*
+	 * fixed for a writing transaction: one begun in recovery stays read-only.
+	 * The clock's generation moves here when this server is not the one
+	 * that claimed it (clock/clock_generation.c).
+	 */
+	tli = term_band_timeline();
+	band_floor = term_band_floor(tli, clock_band_for_issue(tli));
 	if (fencing_sql_at_least(FENCING_SQL_1_2))
 		epoch = clock_next_for_scope(scope, mark, info.epoch, band_floor);
 	else

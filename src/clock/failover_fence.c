@@ -30,6 +30,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "clock/clock_generation.h"
 #include "clock/term_band.h"
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
@@ -84,6 +85,7 @@ fencing_fence_older_timelines(PG_FUNCTION_ARGS)
 {
 	int32		max_scopes;
 	int64		band_floor;
+	int64		tli;
 	int64		lifted = 0;
 	ListCell   *lc;
 
@@ -99,7 +101,9 @@ fencing_fence_older_timelines(PG_FUNCTION_ARGS)
 				 errdetail("max_scopes was %d.", max_scopes)));
 	PreventCommandIfReadOnly("fence_older_timelines()");
 
-	band_floor = term_band_floor(term_band_timeline());
+	/* the band the next term is issued in, the clock's generation moved if it moves */
+	tli = term_band_timeline();
+	band_floor = term_band_floor(tli, clock_band_peek(tli));
 	if (band_floor == 0)
 		PG_RETURN_INT64(0);
 

@@ -15,12 +15,17 @@
  * those stayed in their own band (fewer than 2^40 terms per timeline, no
  * mark pushed past the band by an external token or a reset).
  *
- * Timeline IDs are 32-bit; a timeline above 2^23 has no band left and the
- * clock refuses to issue (ZF004).
+ * That holds while timelines only grow.  pg_upgrade, a restore into a new
+ * cluster and a copy start again on timeline 1 with the terms copied: the
+ * clock's generation (clock/clock_generation.c) then moves the bands above
+ * every band used, and timeline T of generation G issues in band G + T - 1.
+ *
+ * There are 2^23 bands; past the last the clock refuses to issue (ZF004).
  *
  *-------------------------------------------------------------------------
  */
 #include "clock/term_band.h"
+#include "clock/clock_generation.h"
 
 #include "access/htup_details.h"
 #include "access/xlog.h"
@@ -46,25 +51,43 @@ term_band_timeline(void)
 }
 
 int64
-term_band_floor(int64 tli)
+term_band_index(int64 tli, int64 generation)
 {
-	if (tli < 1 || tli > TERM_BAND_MAX_TIMELINE)
-		fence_reject_no_band(tli, TERM_BAND_MAX_TIMELINE);
-	return (tli - 1) << TERM_BAND_COUNTER_BITS;
+	if (tli < 1 || generation < 0 || generation > TERM_BAND_COUNT ||
+		generation + tli - 1 >= TERM_BAND_COUNT)
+		fence_reject_no_band(tli, generation, TERM_BAND_COUNT);
+	return generation + tli - 1;
+}
+
+bool
+term_band_exists(int64 tli, TermBand band)
+{
+	return tli >= 1 && band.generation >= 0 && band.generation <= TERM_BAND_COUNT &&
+		band.generation + tli - 1 < TERM_BAND_COUNT;
 }
 
 int64
-term_band_limit(int64 tli)
+term_band_floor(int64 tli, TermBand band)
 {
-	if (tli >= TERM_BAND_MAX_TIMELINE)
+	/* below 2^63: the last band starts at (2^23 - 1) * 2^40 */
+	return (term_band_index(tli, band.generation) << TERM_BAND_COUNTER_BITS) + band.offset;
+}
+
+int64
+term_band_limit(int64 tli, TermBand band)
+{
+	int64		floor = term_band_floor(tli, band);
+
+	if (floor > PG_INT64_MAX - ((int64) 1 << TERM_BAND_COUNTER_BITS))
 		return PG_INT64_MAX;
-	return term_band_floor(tli + 1);
+	return floor + ((int64) 1 << TERM_BAND_COUNTER_BITS);
 }
 
 /*
  * fencing.clock_timeline(OUT timeline bigint, OUT term_floor bigint,
  *                        OUT term_limit bigint)
- * The timeline of this server and the band of terms it issues on it: a scope
+ * The timeline of this server and the band of terms its next term is issued
+ * in (in the clock's generation, moved if the next term moves it): a scope
  * whose mark or latest term is at or above term_limit is outside the band,
  * and its terms could be issued again after an asynchronous failover.
  */
@@ -77,14 +100,16 @@ fencing_clock_timeline(PG_FUNCTION_ARGS)
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
 	int64		tli = term_band_timeline();
+	TermBand	band;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	values[0] = Int64GetDatum(tli);
-	if (tli <= TERM_BAND_MAX_TIMELINE)
+	band = clock_band_peek(tli);
+	if (term_band_exists(tli, band))
 	{
-		values[1] = Int64GetDatum(term_band_floor(tli));
-		values[2] = Int64GetDatum(term_band_limit(tli));
+		values[1] = Int64GetDatum(term_band_floor(tli, band));
+		values[2] = Int64GetDatum(term_band_limit(tli, band));
 	}
 	else
 		nulls[1] = nulls[2] = true;

@@ -26,7 +26,7 @@
 
 /* The extension's relations that C code opens, by name; see FencingRelation. */
 static const char *const relation_names[FENCING_REL_COUNT] = {
-	"scopes", "scopes_pkey", "epoch_seq", "terms", "leases", "leases_pkey"
+	"scopes", "scopes_pkey", "epoch_seq", "terms", "leases", "leases_pkey", "clock"
 };
 static Oid	relation_oids[FENCING_REL_COUNT];
 static int	sql_version = -1;	/* a FencingSql; -1: not known */
@@ -124,6 +124,20 @@ Oid
 fencing_epoch_seq_relid(void)
 {
 	return fencing_relid(FENCING_REL_EPOCH_SEQ);
+}
+
+Oid
+fencing_clock_relid_if_installed(void)
+{
+	if (!OidIsValid(relation_oids[FENCING_REL_CLOCK]))
+	{
+		Oid			nsp = get_namespace_oid(FENCING_SCHEMA, true);
+
+		if (OidIsValid(nsp))
+			relation_oids[FENCING_REL_CLOCK] =
+				get_relname_relid(relation_names[FENCING_REL_CLOCK], nsp);
+	}
+	return relation_oids[FENCING_REL_CLOCK];
 }
 
 static Oid

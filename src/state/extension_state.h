@@ -55,6 +55,7 @@ typedef enum FencingRelation
 	FENCING_REL_TERMS,
 	FENCING_REL_LEASES,
 	FENCING_REL_LEASES_PKEY,
+	FENCING_REL_CLOCK,			/* from 1.5: fencing_clock_relid_if_installed() */
 	FENCING_REL_COUNT
 } FencingRelation;
 
@@ -63,6 +64,12 @@ extern Oid	fencing_scopes_relid(void);
 extern Oid	fencing_scopes_relid_if_known(void);
 extern Oid	fencing_scopes_pkey_relid(void);
 extern Oid	fencing_epoch_seq_relid(void);
+
+/*
+ * fencing.clock, or InvalidOid when the installed SQL is older than 1.5
+ * (its absence is not cached: ALTER EXTENSION UPDATE is seen at once).
+ */
+extern Oid	fencing_clock_relid_if_installed(void);
 
 /*
  * The installed SQL version, told by the shape of fencing.scopes: the one

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * rejection.c
- *	  The fence's rejections, ZF001 to ZF005, raised in one place: each is
+ *	  The fence's rejections, ZF001 to ZF006, raised in one place: each is
  *	  authorized, then counted, logged, and raised with the table's fields.
  *
  * Guarantees:
@@ -439,14 +439,26 @@ fence_reject_no_term_left(const char *scope, int64 mark, int64 latest_term)
 }
 
 void
-fence_reject_no_band(int64 timeline, int64 max_timeline)
+fence_reject_no_band(int64 timeline, int64 generation, int64 bands)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_CLOCK_EXHAUSTED),
-			 errmsg("timeline %lld has no band of fencing terms",
-					(long long) timeline),
-			 errdetail("Terms carry the timeline in their top bits: timelines 1 to %lld have a band.",
-					   (long long) max_timeline)));
+			 errmsg("timeline %lld has no band of fencing terms in clock generation %lld",
+					(long long) timeline, (long long) generation),
+			 errdetail("Terms carry their band in their top bits: generation plus timeline minus 1 must be below %lld.",
+					   (long long) bands)));
+	pg_unreachable();
+}
+
+void
+fence_reject_clock_unconfirmed(int64 timeline, const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_CLOCK_UNCONFIRMED),
+			 errmsg("the fencing clock awaits confirmation"),
+			 errdetail("%s On timeline %lld this server cannot tell whether terms it is about to issue were issued before by a copy of it, so fencing.clock_unclean_start = 'confirm' keeps it from issuing any.",
+					   why, (long long) timeline),
+			 errhint("After making sure no other copy of this database issues terms, a superuser runs: SELECT fencing.confirm_clock();")));
 	pg_unreachable();
 }
 

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * rejection.h
- *	  The fence's rejections (ZF001-ZF005), raised in one place: each is
+ *	  The fence's rejections (ZF001-ZF006), raised in one place: each is
  *	  counted (only under a scope the write may count under), logged, and
  *	  carries the table's fields when a table was written.
  *
@@ -84,8 +84,11 @@ pg_noreturn extern void fence_reject_not_issued(const FenceWrite *w, int64 token
 pg_noreturn extern void fence_reject_no_term_left(const char *scope, int64 mark,
 									  int64 latest_term);
 
-/* ZF004: the timeline has no band of terms. */
-pg_noreturn extern void fence_reject_no_band(int64 timeline, int64 max_timeline);
+/* ZF004: the timeline has no band of terms in the clock's generation. */
+pg_noreturn extern void fence_reject_no_band(int64 timeline, int64 generation, int64 bands);
+
+/* ZF006: the clock awaits an operator's confirmation (fencing.confirm_clock()). */
+pg_noreturn extern void fence_reject_clock_unconfirmed(int64 timeline, const char *why);
 
 /* ZF005: the token column disagrees with the declared token. */
 pg_noreturn extern void fence_reject_conflict(const FenceWrite *w, const char *token_column,

@@ -125,6 +125,17 @@ FROM (
       FROM fencing.scopes s, fencing.clock_timeline() c
      WHERE s.tokens OPERATOR(pg_catalog.=) 'issued' AND s.mark OPERATOR(pg_catalog.<) c.term_floor
     UNION ALL
+    SELECT CASE c.state WHEN 'awaits confirmation' THEN 'critical' ELSE 'warning' END,
+           'clock not confirmed since an unclean start', 'fencing.clock',
+           pg_catalog.format('the server started from a data directory that was not shut down cleanly (a crash, or a restored file-system snapshot or copy) and issues terms on timeline %s, the one it started on: if it is a copy, it can issue again the terms the original issued after the copy was made%s',
+                             c.timeline,
+                             CASE c.state WHEN 'awaits confirmation'
+                                  THEN ' (fencing.clock_unclean_start = confirm: no term is issued until a superuser confirms)'
+                                  ELSE '' END),
+           'Once no other copy of this database issues terms, a superuser confirms: SELECT fencing.confirm_clock();'
+      FROM fencing.clock_state() c
+     WHERE c.state OPERATOR(pg_catalog.=) ANY ('{unconfirmed,awaits confirmation}'::text[])
+    UNION ALL
     SELECT CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904 THEN 'critical' ELSE 'warning' END,
            'mark far above the clock', s.scope,
            CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904
@@ -142,7 +153,7 @@ FROM (
 ) f
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
-'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, a clock not confirmed since an unclean start, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
 REVOKE ALL ON fencing.health FROM PUBLIC;
 GRANT SELECT ON fencing.health TO pg_monitor;
 

@@ -88,3 +88,227 @@ BEGIN
     END IF;
 END
 $invoker$;
+-- Issue 31: no term is issued twice after pg_upgrade, a restore into a new
+-- cluster or database, or a copy, and an asynchronous failover there.  The
+-- band of terms carries the clock's generation (fencing.clock), which moves
+-- above every band used whenever the server issuing a term is not the one
+-- that claimed the clock; fencing.clock_state() shows it, confirm_clock()
+-- confirms it after an unclean start, and health reports an unconfirmed
+-- clock.  clock_timeline() reads fencing.clock now: not parallel safe.
+-- The clock's generation: the band of timeline T is G + T - 1, for the
+-- generation G kept here.  One row per claim (none before the first term),
+-- inserted only by the extension, never updated: who issued in which band
+-- (system identifier, database, this table's OID, timeline); the latest
+-- claim is in force.  A term issued by any other server (after pg_upgrade,
+-- a restore into a new cluster or database, a copy) or on a lower timeline
+-- moves the generation above every band used, in the issuing transaction
+-- (src/clock/clock_generation.c).  Dumped, copied by pg_upgrade and
+-- replicated with the data, so the generation only grows.
+CREATE TABLE fencing.clock (
+    generation        bigint NOT NULL CHECK (generation OPERATOR(pg_catalog.>=) 0),
+    band_offset       bigint NOT NULL DEFAULT 0
+                      CHECK (band_offset OPERATOR(pg_catalog.>=) 0
+                             AND band_offset OPERATOR(pg_catalog.<) 1099511627776),
+    system_identifier bigint NOT NULL,
+    database_oid      oid NOT NULL,
+    clock_oid         oid NOT NULL,
+    timeline          bigint NOT NULL CHECK (timeline OPERATOR(pg_catalog.>=) 1),
+    claimed_at        timestamptz NOT NULL,
+    reason            text NOT NULL,
+    confirmed_start   timestamptz
+);
+COMMENT ON TABLE fencing.clock IS 'The epoch clock''s generation and the server that claimed it: timeline T issues terms from (generation + T - 1) * 2^40 + band_offset, 2^40 of them. One row per claim (moves, promotions, confirmations), the latest in force; inserted only by the extension.';
+SELECT pg_catalog.pg_extension_config_dump('fencing.clock', '');
+REVOKE ALL ON fencing.clock FROM PUBLIC;
+GRANT SELECT ON fencing.clock TO pg_monitor;
+
+CREATE FUNCTION fencing.clock_state(OUT state text, OUT timeline bigint, OUT generation bigint,
+                                    OUT band_offset bigint,
+                                    OUT term_floor bigint, OUT term_limit bigint,
+                                    OUT system_identifier bigint,
+                                    OUT claimed_system_identifier bigint,
+                                    OUT claimed_timeline bigint,
+                                    OUT claimed_at timestamptz, OUT reason text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'fencing_clock_state'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fencing.clock_state() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.clock_state() TO pg_monitor;
+COMMENT ON FUNCTION fencing.clock_state() IS
+'The epoch clock as this server sees it, for superusers and pg_monitor. state: unclaimed (no term issued since 1.5), claimed (by this server on this timeline), new timeline (this server, promoted since), moves (claimed by another server, database or a higher timeline: the next term moves the generation), unconfirmed or awaits confirmation (the server started from a data directory not shut down cleanly, fencing.clock_unclean_start issue or confirm: fencing.confirm_clock()). generation, band_offset, term_floor, term_limit: the band the next term is issued in; claimed_*: who claimed the clock (fencing.clock).';
+
+CREATE FUNCTION fencing.confirm_clock(lost_timelines integer DEFAULT 16)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fencing_confirm_clock'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fencing.confirm_clock(integer) FROM PUBLIC;
+COMMENT ON FUNCTION fencing.confirm_clock(integer) IS
+'For a superuser, once no other copy of this database issues terms: moves the clock''s generation above every band a copy of this data directory could have used (on this timeline and up to lost_timelines above it) and confirms the clock for this start of the server (fencing.clock_unclean_start). Returns the floor of the new band. Durable.';
+
+ALTER FUNCTION fencing.clock_timeline() PARALLEL UNSAFE;
+COMMENT ON FUNCTION fencing.clock_timeline() IS
+'The timeline of this server (the replayed one on a standby) and its band of terms in the clock''s generation (fencing.clock_state()): no term issued on it is below term_floor; a scope whose mark or latest term is at or above term_limit is outside the band, and its terms are not protected against reissue by an asynchronous failover.';
+
+-- The clock of an install updated in place was claimed by this server on
+-- this timeline, unless terms above this timeline's band show that it was
+-- moved here (pg_upgrade from 1.4, a restore): then no row, and the first
+-- term moves the generation above every term known.
+INSERT INTO fencing.clock (generation, system_identifier, database_oid, clock_oid, timeline,
+                           claimed_at, reason)
+SELECT 0, c.system_identifier, d.oid, 'fencing.clock'::pg_catalog.regclass::pg_catalog.oid,
+       c.timeline, pg_catalog.clock_timestamp(), 'updated from 1.4'
+  FROM fencing.clock_state() c, pg_catalog.pg_database d
+ WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+   AND NOT EXISTS (SELECT 1 FROM fencing.scopes s
+                    WHERE s.tokens OPERATOR(pg_catalog.=) 'issued'
+                      AND s.epoch OPERATOR(pg_catalog.>=) (c.timeline OPERATOR(pg_catalog.*) 1099511627776))
+   AND NOT EXISTS (SELECT 1 FROM fencing.terms t
+                    WHERE t.epoch OPERATOR(pg_catalog.>=) (c.timeline OPERATOR(pg_catalog.*) 1099511627776));
+
+-- fencing.health reports a clock not confirmed since an unclean start.
+CREATE OR REPLACE VIEW fencing.health AS
+WITH settings AS (
+    SELECT pg_catalog.current_setting('fsync') AS fsync,
+           pg_catalog.current_setting('full_page_writes') AS full_page_writes,
+           (SELECT s.reset_val FROM pg_catalog.pg_settings s
+             WHERE s.name OPERATOR(pg_catalog.=) 'synchronous_commit') AS synchronous_commit,
+           pg_catalog.current_setting('synchronous_standby_names') AS sync_names,
+           -- the library in shared_preload_libraries, or in this session's session_preload_libraries
+           EXISTS (SELECT 1
+                     FROM pg_catalog.pg_settings ps,
+                          pg_catalog.unnest(pg_catalog.string_to_array(ps.setting, ',')) AS l(name)
+                    WHERE pg_catalog.regexp_replace(pg_catalog.btrim(l.name, ' "'), '^.*/', '')
+                          OPERATOR(pg_catalog.=) ANY ('{fencing,fencing.so}'::text[])
+                      AND ps.name OPERATOR(pg_catalog.=) ANY ('{shared_preload_libraries,session_preload_libraries}'::text[]))
+           -- a role that may not read the setting sees no finding
+           OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_settings ps
+                           WHERE ps.name OPERATOR(pg_catalog.=) 'shared_preload_libraries') AS preloaded
+), replicas AS (
+    SELECT pg_catalog.count(*) AS connected,
+           pg_catalog.count(*) FILTER (WHERE r.sync_state OPERATOR(pg_catalog.=) ANY ('{sync,quorum}'::text[])) AS sync
+      FROM pg_catalog.pg_stat_replication r
+)
+SELECT f.severity, f."check", f.object, f.detail, f.action
+FROM (
+    SELECT 'critical'::text AS severity, 'fsync'::text AS "check", 'fsync'::text AS object,
+           'fsync is off: a crash can lose committed terms and marks, and terms are handed out again'::text AS detail,
+           'Set fsync = on.'::text AS action
+      FROM settings WHERE fsync OPERATOR(pg_catalog.=) 'off'
+    UNION ALL
+    SELECT 'critical', 'full_page_writes', 'full_page_writes',
+           'full_page_writes is off: a crash during a page write can corrupt fencing.scopes and fencing.terms',
+           'Set full_page_writes = on.'
+      FROM settings WHERE full_page_writes OPERATOR(pg_catalog.=) 'off'
+    UNION ALL
+    SELECT 'warning', 'library not preloaded', 'shared_preload_libraries',
+           'fencing is not in shared_preload_libraries: a session loads it at its first fenced write, in the middle of that statement, which the fence then cannot see; a write it cannot judge without the statement (an UPDATE or MERGE leaving the row''s own token in the token column, with no declared token) is refused with SQLSTATE 55000 and must be retried',
+           'Add fencing to shared_preload_libraries (restart), or to session_preload_libraries.'
+      FROM settings WHERE NOT preloaded
+    UNION ALL
+    SELECT 'warning', 'synchronous_commit', 'synchronous_commit',
+           pg_catalog.format('synchronous_commit is %s for new sessions: terms and marks are still flushed (the extension forces it), but accepted row writes may be lost by a crash',
+                             synchronous_commit),
+           'Set synchronous_commit = on (or remote_apply) in postgresql.conf.'
+      FROM settings WHERE synchronous_commit OPERATOR(pg_catalog.=) ANY ('{off,local}'::text[])
+    UNION ALL
+    SELECT 'warning', 'replicas without a synchronous standby', 'synchronous_standby_names',
+           pg_catalog.format('%s standby(s) connected, none synchronous: a failover to one of them can lose terms and marks the primary committed, and hand the same term to two leaders',
+                             r.connected),
+           'List the standbys in synchronous_standby_names (e.g. ''ANY 1 (s1, s2)''), or with Patroni set synchronous_mode (and synchronous_mode_strict).'
+      FROM replicas r WHERE r.connected OPERATOR(pg_catalog.>) 0 AND r.sync OPERATOR(pg_catalog.=) 0
+    UNION ALL
+    SELECT 'critical', 'synchronous standby not connected', 'synchronous_standby_names',
+           pg_catalog.format('synchronous_standby_names is %L but no synchronous standby is connected: every takeover and raise of a mark waits at commit until one is (statement_timeout does not apply), and a cancelled wait returns a term that may not survive a failover',
+                             s.sync_names),
+           'Bring a standby listed in synchronous_standby_names back, or list several (''ANY 1 (s1, s2)'').'
+      FROM settings s, replicas r
+     WHERE s.sync_names OPERATOR(pg_catalog.<>) '' AND r.sync OPERATOR(pg_catalog.=) 0
+    UNION ALL
+    SELECT 'critical', 'fence not working', p.relation::pg_catalog.text,
+           pg_catalog.format('protected table %s: %s', p.relation, p.problem),
+           'Re-run fencing.protect() on the table: it makes every fence trigger again, enabled ALWAYS.'
+      FROM fencing.protected_tables p WHERE p.problem IS NOT NULL
+    UNION ALL
+    SELECT 'warning', 'may set session_replication_role', r.rolname::pg_catalog.text,
+           pg_catalog.format('role %s is not a superuser but may set session_replication_role (GRANT SET ON PARAMETER): under replica, triggers not enabled ALWAYS (foreign key checks included) do not fire for its writes; the fence refuses its writes to protected tables (42501)',
+                             r.rolname),
+           pg_catalog.format('Unless it is a replication tool''s role that needs it: REVOKE SET ON PARAMETER session_replication_role FROM %I;', r.rolname)
+      FROM pg_catalog.pg_roles r
+     WHERE NOT r.rolsuper
+       AND pg_catalog.has_parameter_privilege(r.oid, 'session_replication_role', 'SET')
+    UNION ALL
+    SELECT 'critical', 'unfenced inheritance child', i.inhrelid::pg_catalog.regclass::pg_catalog.text,
+           pg_catalog.format('%s inherits from protected table %s but has no fence trigger: writes to it directly are not fenced',
+                             i.inhrelid::pg_catalog.regclass, p.relation),
+           pg_catalog.format('Protect it like its parent: SELECT fencing.protect(%L, %L, ...) with the same scope or scope column; or attach it as a partition instead.',
+                             i.inhrelid::pg_catalog.regclass::pg_catalog.text, p.token_column)
+      FROM fencing.protected_tables p
+      JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) p.relation::pg_catalog.oid
+      JOIN pg_catalog.pg_inherits i ON i.inhparent OPERATOR(pg_catalog.=) p.relation::pg_catalog.oid
+     WHERE pc.relkind OPERATOR(pg_catalog.<>) 'p'
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
+                        WHERE t.tgrelid OPERATOR(pg_catalog.=) i.inhrelid
+                          AND t.tgname OPERATOR(pg_catalog.=) 'zz_fence_row'
+                          AND t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure)
+    UNION ALL
+    SELECT 'warning', 'lease held by a fenced holder', l.scope,
+           pg_catalog.format('holder %s holds the lease of scope %s with term %s until %s, but the scope''s mark is %s: its writes are rejected, and the next acquire_lease grants a new term',
+                             l.holder, l.scope, l.term, l.expires_at, s.mark),
+           'Nothing to repair: the holder must acquire the lease again; find out what fenced it (fencing.terms).'
+      FROM fencing.leases l
+      JOIN fencing.scopes s ON s.scope OPERATOR(pg_catalog.=) l.scope
+     WHERE l.released_at IS NULL AND l.expires_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()
+       AND l.term OPERATOR(pg_catalog.<>) 0 AND s.mark OPERATOR(pg_catalog.>) l.term
+    UNION ALL
+    SELECT 'critical', 'scope owned by a dropped role', s.scope,
+           pg_catalog.format('scope %s is owned by role OID %s, which no longer exists: a role created later with that OID would own the scope (Postgres records no dependency on it)',
+                             s.scope, s.owner),
+           pg_catalog.format('Give the scope to a role, as a superuser: SELECT fencing.alter_scope_owner(%L, ''new_owner'');', s.scope)
+      FROM fencing.scopes s
+     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) s.owner)
+    UNION ALL
+    SELECT 'warning', 'grant to a dropped role', g.scope,
+           pg_catalog.format('scope %s grants %s to role OID %s, which no longer exists: a role created later with that OID would hold it',
+                             g.scope, g.privilege, g.grantee),
+           pg_catalog.format('Remove the grant, as a superuser: DELETE FROM fencing.scope_grants WHERE scope = %L AND grantee = %s;',
+                             g.scope, g.grantee)
+      FROM fencing.scope_grants g
+     WHERE g.grantee OPERATOR(pg_catalog.<>) 0
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) g.grantee)
+    UNION ALL
+    SELECT 'warning', 'scope not fenced since the promotion', s.scope,
+           pg_catalog.format('scope %s has mark %s, below the floor %s of this server''s timeline %s: if the failover lost commits, a writer the old primary had fenced by a lost term is admitted until the scope''s next term',
+                             s.scope, s.mark, c.term_floor, c.timeline),
+           'Fence every term of the earlier timelines, as a superuser: SELECT fencing.fence_older_timelines(); (or take a new term in the scope).'
+      FROM fencing.scopes s, fencing.clock_timeline() c
+     WHERE s.tokens OPERATOR(pg_catalog.=) 'issued' AND s.mark OPERATOR(pg_catalog.<) c.term_floor
+    UNION ALL
+    SELECT CASE c.state WHEN 'awaits confirmation' THEN 'critical' ELSE 'warning' END,
+           'clock not confirmed since an unclean start', 'fencing.clock',
+           pg_catalog.format('the server started from a data directory that was not shut down cleanly (a crash, or a restored file-system snapshot or copy) and issues terms on timeline %s, the one it started on: if it is a copy, it can issue again the terms the original issued after the copy was made%s',
+                             c.timeline,
+                             CASE c.state WHEN 'awaits confirmation'
+                                  THEN ' (fencing.clock_unclean_start = confirm: no term is issued until a superuser confirms)'
+                                  ELSE '' END),
+           'Once no other copy of this database issues terms, a superuser confirms: SELECT fencing.confirm_clock();'
+      FROM fencing.clock_state() c
+     WHERE c.state OPERATOR(pg_catalog.=) ANY ('{unconfirmed,awaits confirmation}'::text[])
+    UNION ALL
+    SELECT CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904 THEN 'critical' ELSE 'warning' END,
+           'mark far above the clock', s.scope,
+           CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904
+                THEN pg_catalog.format('scope %s has mark %s, near the largest bigint: few terms are left (ZF004 at the end)', s.scope, s.mark)
+                ELSE pg_catalog.format('scope %s issues terms, but its mark %s is far above its latest term %s: the mark was reset or written directly, not by a term',
+                                       s.scope, s.mark, s.epoch)
+           END,
+           pg_catalog.format('If no writer holds a token that high, its owner repairs it: SELECT fencing.reset_mark(%L, %s);',
+                             s.scope, COALESCE(s.epoch, 0))
+      FROM fencing.scopes s, fencing.clock_timeline() c
+     WHERE s.mark OPERATOR(pg_catalog.>=) 4611686018427387904
+        OR (s.tokens OPERATOR(pg_catalog.=) 'issued'
+            AND s.mark OPERATOR(pg_catalog.>) 1000000
+            AND s.mark OPERATOR(pg_catalog.>) (1000 OPERATOR(pg_catalog.*) GREATEST(s.epoch, c.term_floor, 1)))
+) f
+ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
+COMMENT ON VIEW fencing.health IS
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, a clock not confirmed since an unclean start, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';

@@ -1,0 +1,140 @@
+-- 16_clock: the clock's generation (src/clock/clock_generation.c).  The
+-- row of fencing.clock names who claimed the clock; a term issued by any
+-- other server, database or clock table, or on a lower timeline, moves the
+-- generation above every band used; confirm_clock() and its errors; the
+-- update from 1.4 claims the clock in place.  Its own databases: the terms
+-- it takes do not shift the other files' numbers.
+\set SHOW_CONTEXT never
+SELECT current_database() AS regress_db \gset
+CREATE DATABASE fencing_clock;
+\c fencing_clock
+SET client_min_messages = warning;
+CREATE EXTENSION fencing;
+RESET client_min_messages;
+-- a fresh install: no row until the first term, generation 0
+SELECT state, timeline, generation, band_offset, term_floor, term_limit,
+       claimed_timeline, reason FROM fencing.clock_state();
+SELECT count(*) AS clock_rows FROM fencing.clock;
+SELECT fencing.fence_next_epoch('c1') AS first_term;
+SELECT state, generation, term_floor, claimed_timeline, reason,
+       claimed_system_identifier = system_identifier AS this_system FROM fencing.clock_state();
+SELECT generation, band_offset,
+       system_identifier = (SELECT system_identifier FROM pg_control_system()) AS this_system,
+       database_oid = (SELECT oid FROM pg_database WHERE datname = current_database()) AS this_database,
+       clock_oid = 'fencing.clock'::regclass AS this_table, timeline, reason,
+       confirmed_start IS NULL AS not_confirmed
+  FROM fencing.clock;
+-- the fast path: the next terms leave the row alone
+SELECT claimed_at AS claimed_1 FROM fencing.clock \gset
+SELECT fencing.fence_next_epoch('c1') AS second_term;
+SELECT claimed_at = :'claimed_1' AS row_unchanged FROM fencing.clock;
+
+-- a copy of the database (CREATE DATABASE ... TEMPLATE, like a restore into
+-- a new database) is another database: its first term moves the generation
+-- above every band used (band 0 of timeline 1: generation 1)
+\c :regress_db
+CREATE DATABASE fencing_clock_copy TEMPLATE fencing_clock;
+\c fencing_clock_copy
+SELECT state, generation, term_floor FROM fencing.clock_state();
+SELECT fencing.fence_next_epoch('c1') AS copy_term;
+SELECT state, generation, reason FROM fencing.clock_state();
+-- the band and the floor: clock_timeline() says the same
+SELECT timeline, term_floor, term_limit FROM fencing.clock_timeline();
+
+-- claimed by another system (as after pg_upgrade or a restore into a new
+-- cluster; the claims changed by hand here).  Every claim is a row, the
+-- latest in force: generation max(1 + 1, band 1 + 1)
+UPDATE fencing.clock SET system_identifier = system_identifier OPERATOR(pg_catalog.+) 1;
+SELECT state, generation, term_floor FROM fencing.clock_state();
+SELECT fencing.fence_next_epoch('c2') AS moved_term;
+SELECT generation, reason FROM fencing.clock ORDER BY generation;
+-- claimed on a higher timeline than this server's: generation 2 + 5
+UPDATE fencing.clock SET timeline = 5;
+SELECT state, generation FROM fencing.clock_state();
+SELECT fencing.fence_next_epoch('c2') AS lower_timeline_term;
+SELECT generation, timeline, reason FROM fencing.clock ORDER BY generation;
+-- the terms of the earlier bands are fenced by fence_older_timelines()
+SELECT fencing.fence_older_timelines() AS lifted;
+SELECT scope, mark FROM fencing.scopes ORDER BY scope;
+
+-- no claim but terms known (the rows deleted by hand): above them
+DELETE FROM fencing.clock;
+SELECT state, generation, term_floor FROM fencing.clock_state();
+SELECT fencing.fence_next_epoch('c3') AS unclaimed_term;
+SELECT generation, reason FROM fencing.clock;
+
+-- confirm_clock(): a superuser's, lost_timelines 0 to 1024, writes
+SELECT fencing.confirm_clock(NULL);
+SELECT fencing.confirm_clock(-1);
+SELECT fencing.confirm_clock(1025);
+BEGIN READ ONLY;
+SELECT fencing.confirm_clock();
+ROLLBACK;
+CREATE ROLE regress_clock_app;
+SET ROLE regress_clock_app;
+SELECT fencing.confirm_clock();
+\echo :LAST_ERROR_SQLSTATE
+SELECT state FROM fencing.clock_state();
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION fencing.confirm_clock(integer) TO regress_clock_app;
+SET ROLE regress_clock_app;
+SELECT fencing.confirm_clock();
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION fencing.confirm_clock(integer) FROM regress_clock_app;
+DROP ROLE regress_clock_app;
+-- above the band a claim would move to (9, above the row's band 8), the
+-- timeline and lost_timelines more (generation 10), plus the microseconds
+-- since the row was claimed
+SELECT fencing.confirm_clock(0) AS confirmed_floor \gset
+SELECT :confirmed_floor > 10 * 2::numeric ^ 40 AS above_the_bands,
+       :confirmed_floor < 10 * 2::numeric ^ 40 + 3600e6 AS by_the_time_since_the_claim;
+SELECT state, term_floor = :confirmed_floor AS at_the_floor, reason FROM fencing.clock_state();
+SELECT generation, band_offset > 0 AS shifted, confirmed_start IS NOT NULL AS confirmed, reason
+  FROM fencing.clock ORDER BY generation;
+SELECT fencing.fence_next_epoch('c4') = :confirmed_floor AS first_term_at_the_floor;
+SELECT fencing.fence_next_epoch('c4') = :confirmed_floor + 1 AS next_term_above;
+-- a claim after a confirmation moves above the bands its shifted band
+-- reaches into (10 and 11): generation 12
+UPDATE fencing.clock SET system_identifier = system_identifier OPERATOR(pg_catalog.+) 1;
+SELECT fencing.fence_next_epoch('c1') AS moved_after_confirmation;
+SELECT generation, band_offset > 0 AS shifted, reason FROM fencing.clock ORDER BY generation;
+-- the regression server started cleanly: no clock finding
+SELECT count(*) AS clock_findings FROM fencing.health
+ WHERE "check" = 'clock not confirmed since an unclean start';
+
+-- 1.4 updated in place: this server claims the clock, generation 0
+\c :regress_db
+CREATE DATABASE fencing_clock_14;
+\c fencing_clock_14
+SET client_min_messages = warning;
+CREATE EXTENSION fencing VERSION '1.4';
+RESET client_min_messages;
+SELECT fencing.fence_next_epoch('old') AS term_on_1_4;
+SELECT term_floor FROM fencing.clock_timeline();
+ALTER EXTENSION fencing UPDATE;
+SELECT state, generation, reason FROM fencing.clock_state();
+SELECT fencing.fence_next_epoch('old') AS term_after_update;
+-- 1.4 with a term above this timeline's band (moved here from a promoted
+-- cluster by pg_upgrade or a restore): no row, the first term moves
+\c :regress_db
+CREATE DATABASE fencing_clock_14_moved;
+\c fencing_clock_14_moved
+SET client_min_messages = warning;
+CREATE EXTENSION fencing VERSION '1.4';
+RESET client_min_messages;
+SELECT fencing.fence_next_epoch('moved') AS term_on_1_4;
+-- the term a server of timeline 2 issued
+UPDATE fencing.scopes SET epoch = 1099511627800, mark = 1099511627800 WHERE scope = 'moved';
+ALTER EXTENSION fencing UPDATE;
+SELECT count(*) AS clock_rows FROM fencing.clock;
+SELECT state, generation, term_floor FROM fencing.clock_state();
+SELECT fencing.fence_next_epoch('moved') AS moved_term;
+SELECT generation, reason FROM fencing.clock;
+
+\c :regress_db
+DROP DATABASE fencing_clock;
+DROP DATABASE fencing_clock_copy;
+DROP DATABASE fencing_clock_14;
+DROP DATABASE fencing_clock_14_moved;

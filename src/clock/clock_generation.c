@@ -1,0 +1,592 @@
+/*-------------------------------------------------------------------------
+ *
+ * clock_generation.c
+ *	  The clock's generation: no term is issued twice when a database moves
+ *	  to another cluster (pg_upgrade, dump and restore, a copy) and fails
+ *	  over there.
+ *
+ * Terms are banded by timeline (clock/term_band.c), which protects them only
+ * while timelines grow.  pg_upgrade, pg_dump/pg_restore and logical copies
+ * start a new cluster on timeline 1 with the terms copied; its standby,
+ * promoted to timeline 2, would issue in a band the old cluster already
+ * used.  So the band is G + T - 1 for timeline T and a generation G kept in
+ * fencing.clock (one row: dumped with the extension's data, copied by
+ * pg_upgrade, replicated) that only grows.
+ *
+ * Each row of fencing.clock is a claim: who issued in which band, named by
+ * the system identifier, the database, the OID of fencing.clock itself and
+ * the timeline.  The latest claim (highest generation, band offset,
+ * timeline) is in force.  Every term issued reads the claims (a fresh
+ * snapshot) and compares; when the latest is this server's on this timeline
+ * (the fast path: no lock but the table's AccessShareLock, no write), the
+ * term is issued in its band.  When the server is not the claimer (another
+ * system identifier: pg_upgrade, a restore into a new cluster, a base backup
+ * made a new cluster; another database or clock table: a restore into a new
+ * database of the same cluster, CREATE DATABASE ... TEMPLATE; a timeline
+ * below the claimed one), the issuing transaction claims the clock: it
+ * moves the generation to
+ *     max(G_claim + T_claim (+ 1 when its bands are shifted, below),
+ *         band of the highest term known + 1)
+ * and inserts its claim, made durable with the term.  A claim by the same
+ * server on a higher timeline (a promotion) only records the timeline.
+ *
+ * The new generation depends only on the data, not on the claimer's
+ * timeline: a standby of the new cluster that missed the claim computes the
+ * same generation and, on its higher timeline, issues in a higher band.  So
+ * does a concurrent claimer: the claim and the terms are read with one
+ * snapshot, and two transactions that claim at once insert the same
+ * generation.  No claim waits for another (one left open in a transaction
+ * would stall every scope's takeover); no claim row is ever updated or
+ * deleted (a few rows a year: moves, promotions, confirmations).
+ *
+ * What no data can tell: a copy of the data directory itself (a file-system
+ * snapshot, a VM snapshot, a base backup started without recovery) keeps the
+ * system identifier, the database and the timeline, and after it the copy
+ * issues again what the original issued after the copy was made.  Such a
+ * copy starts like a crash.  With the library preloaded, the postmaster
+ * reads pg_control before recovery: when it was not shut down cleanly and
+ * the server issues on the timeline it started on, the clock is
+ * "unconfirmed" until a superuser calls fencing.confirm_clock(), which moves
+ * the generation above every band the original could have used.  With
+ * fencing.clock_unclean_start = 'confirm' an unconfirmed clock refuses to
+ * issue (ZF006); with 'issue' (the default: a crash is far more common than
+ * a snapshot restore) it issues and fencing.health warns.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "clock/clock_generation.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_control.h"
+#include "catalog/pg_type.h"
+#include "common/controldata_utils.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "clock/term_band.h"
+#include "durability/durable_commit.h"
+#include "state/extension_state.h"
+#include "telemetry/rejection.h"
+
+/* fencing.clock's columns */
+#define Anum_clock_generation			1
+#define Anum_clock_band_offset			2
+#define Anum_clock_system_identifier	3
+#define Anum_clock_database_oid			4
+#define Anum_clock_clock_oid			5
+#define Anum_clock_timeline				6
+#define Anum_clock_claimed_at			7
+#define Anum_clock_reason				8
+#define Anum_clock_confirmed_start		9
+#define Natts_clock						9
+
+/* fencing.clock_unclean_start */
+typedef enum ClockUncleanStart
+{
+	CLOCK_UNCLEAN_ISSUE,
+	CLOCK_UNCLEAN_CONFIRM
+} ClockUncleanStart;
+
+static const struct config_enum_entry unclean_start_options[] = {
+	{"issue", CLOCK_UNCLEAN_ISSUE, false},
+	{"confirm", CLOCK_UNCLEAN_CONFIRM, false},
+	{NULL, 0, false}
+};
+
+static int	clock_unclean_start = CLOCK_UNCLEAN_ISSUE;
+
+/*
+ * What the postmaster read in pg_control before recovery (preloaded only;
+ * backends inherit it): whether the data directory was shut down cleanly,
+ * and the timeline of its last checkpoint.
+ */
+static bool start_known = false;
+static bool start_unclean = false;
+static int64 start_timeline = 0;
+
+/* The row of fencing.clock, as read. */
+typedef struct ClockRow
+{
+	bool		found;
+	TermBand	band;
+	int64		system_identifier;
+	Oid			database_oid;
+	Oid			clock_oid;
+	int64		timeline;
+	TimestampTz claimed_at;
+	char	   *reason;
+	bool		confirmed;		/* confirmed_start is this postmaster's start */
+} ClockRow;
+
+/* How the server stands to the row. */
+typedef enum ClockVerdict
+{
+	CLOCK_UNCLAIMED,			/* no row: no term issued since 1.5 */
+	CLOCK_CLAIMED_HERE,			/* this server, this timeline */
+	CLOCK_NEW_TIMELINE,			/* this server, a higher timeline */
+	CLOCK_MOVES					/* another server, database or clock table,
+								 * or a lower timeline */
+} ClockVerdict;
+
+static const char *const verdict_names[] = {
+	"unclaimed", "claimed", "new timeline", "moves"
+};
+
+void
+clock_generation_init(void)
+{
+	DefineCustomEnumVariable("fencing.clock_unclean_start",
+							 "What the epoch clock does after the server started from a data directory not shut down cleanly.",
+							 "issue: issue terms (fencing.health warns until fencing.confirm_clock()); "
+							 "confirm: refuse to issue terms (ZF006) until a superuser calls fencing.confirm_clock(). "
+							 "Known only with fencing in shared_preload_libraries.",
+							 &clock_unclean_start,
+							 CLOCK_UNCLEAN_ISSUE,
+							 unclean_start_options,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+
+	if (process_shared_preload_libraries_in_progress && !IsUnderPostmaster)
+	{
+		bool		crc_ok = false;
+		ControlFileData *control = get_controlfile(DataDir, &crc_ok);
+
+		if (crc_ok)
+		{
+			start_known = true;
+			start_unclean = control->state != DB_SHUTDOWNED &&
+				control->state != DB_SHUTDOWNED_IN_RECOVERY;
+			start_timeline = (int64) control->checkPointCopy.ThisTimeLineID;
+		}
+		pfree(control);
+	}
+}
+
+/* Whether claim a is later than claim b: generations and bands only grow. */
+static bool
+clock_claim_later(const ClockRow *a, const ClockRow *b)
+{
+	if (a->band.generation != b->band.generation)
+		return a->band.generation > b->band.generation;
+	if (a->band.offset != b->band.offset)
+		return a->band.offset > b->band.offset;
+	if (a->timeline != b->timeline)
+		return a->timeline > b->timeline;
+	return a->claimed_at > b->claimed_at;
+}
+
+/*
+ * The latest claim of fencing.clock ("rel", opened by the caller) as
+ * "snapshot" sees it: every row is a claim, and the latest is the one in
+ * force.
+ */
+static void
+clock_read(Relation rel, Snapshot snapshot, ClockRow *row)
+{
+	TableScanDesc scan;
+	HeapTuple	tup;
+
+	memset(row, 0, sizeof(*row));
+	if (RelationGetDescr(rel)->natts != Natts_clock)
+		elog(ERROR, "fencing.clock does not have the columns of this library's clock");
+	scan = table_beginscan(rel, snapshot, 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[Natts_clock];
+		bool		nulls[Natts_clock];
+		ClockRow	claim;
+
+		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
+		claim.found = true;
+		claim.band.generation = DatumGetInt64(values[Anum_clock_generation - 1]);
+		claim.band.offset = DatumGetInt64(values[Anum_clock_band_offset - 1]);
+		claim.system_identifier = DatumGetInt64(values[Anum_clock_system_identifier - 1]);
+		claim.database_oid = DatumGetObjectId(values[Anum_clock_database_oid - 1]);
+		claim.clock_oid = DatumGetObjectId(values[Anum_clock_clock_oid - 1]);
+		claim.timeline = DatumGetInt64(values[Anum_clock_timeline - 1]);
+		claim.claimed_at = DatumGetTimestampTz(values[Anum_clock_claimed_at - 1]);
+		claim.reason = NULL;
+		claim.confirmed = !nulls[Anum_clock_confirmed_start - 1] &&
+			DatumGetTimestampTz(values[Anum_clock_confirmed_start - 1]) == PgStartTime;
+		if (!row->found || clock_claim_later(&claim, row))
+		{
+			*row = claim;
+			row->reason = TextDatumGetCString(values[Anum_clock_reason - 1]);
+		}
+	}
+	table_endscan(scan);
+}
+
+static ClockVerdict
+clock_verdict(Relation rel, const ClockRow *row, int64 tli)
+{
+	if (!row->found)
+		return CLOCK_UNCLAIMED;
+	if (row->system_identifier != (int64) GetSystemIdentifier() ||
+		row->database_oid != MyDatabaseId ||
+		row->clock_oid != RelationGetRelid(rel) ||
+		tli < row->timeline)
+		return CLOCK_MOVES;
+	if (tli > row->timeline)
+		return CLOCK_NEW_TIMELINE;
+	return CLOCK_CLAIMED_HERE;
+}
+
+/*
+ * The server cannot tell whether it is a copy of the data directory: it
+ * started from one not shut down cleanly, and issues on the timeline it
+ * started on (a promotion since moves to a band of its own).  NULL if not.
+ */
+static const char *
+clock_unconfirmed_reason(const ClockRow *row, int64 tli)
+{
+	if (!start_known || !start_unclean || tli != start_timeline || RecoveryInProgress())
+		return NULL;
+	if (row->found && row->confirmed)
+		return NULL;
+	return "The server started from a data directory that was not shut down cleanly: after a crash, or restored from a file-system snapshot or copy.";
+}
+
+/*
+ * The highest term known to be issued: the largest latest term of any scope
+ * (fencing.scopes.epoch, written only with a term, above every term of its
+ * scope in fencing.terms; scopes are never deleted), whatever its kind now;
+ * -1 when none.  Read as the extension's owner, one pass over the scopes
+ * (only when the clock moves, or is shown).
+ */
+static int64
+clock_highest_term(Snapshot snapshot)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"SELECT pg_catalog.max(s.epoch) FROM fencing.scopes AS s";
+	FencingUserContext uctx;
+	int64		highest = -1;
+	bool		isnull;
+	Datum		d;
+
+	fencing_spi_connect_as_owner(&uctx);
+	if (SPI_execute_snapshot(fencing_saved_plan(&plan, sql, 0, NULL), NULL, NULL,
+							 snapshot, InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "\"%s\" failed", sql);
+	if (SPI_processed == 1)
+	{
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			highest = DatumGetInt64(d);
+	}
+	fencing_spi_finish_as_owner(&uctx);
+	return highest;
+}
+
+/*
+ * The generation a claim moves to: above the band of every term known and
+ * above every band the claimer of the row could have used on its timeline.
+ * Independent of this server's timeline, so that every server of one new
+ * cluster that claims from the same data gets the same generation.
+ */
+static TermBand
+clock_moved_band(const ClockRow *row, Snapshot snapshot)
+{
+	int64		highest = clock_highest_term(snapshot);
+	TermBand	band = {0, 0};
+
+	/* the band after the last one the row's timeline reaches into */
+	if (row->found)
+		band.generation = row->band.generation + row->timeline +
+			(row->band.offset > 0 ? 1 : 0);
+	if (highest >= 0)
+		band.generation = Max(band.generation, term_band_of(highest) + 1);
+	return band;
+}
+
+/* Record a claim by this server (a row of its own: no claim waits for another). */
+static void
+clock_write(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool confirmed)
+{
+	static SPIPlanPtr insert_plan = NULL;
+	static const char *insert_sql =
+		"INSERT INTO fencing.clock (generation, band_offset, system_identifier, database_oid,"
+		" clock_oid, timeline, claimed_at, reason, confirmed_start)"
+		" VALUES ($1, $2, $3, $4, $5, $6, pg_catalog.clock_timestamp(), $7, $8)";
+	Oid			argtypes[8] = {INT8OID, INT8OID, INT8OID, OIDOID, OIDOID, INT8OID, TEXTOID,
+	TIMESTAMPTZOID};
+	Datum		values[8];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', confirmed ? ' ' : 'n'};
+	FencingUserContext uctx;
+	int			rc;
+
+	(void) term_band_index(tli, band.generation);	/* ZF004 before writing */
+	values[0] = Int64GetDatum(band.generation);
+	values[1] = Int64GetDatum(band.offset);
+	values[2] = Int64GetDatum((int64) GetSystemIdentifier());
+	values[3] = ObjectIdGetDatum(MyDatabaseId);
+	values[4] = ObjectIdGetDatum(clock_oid);
+	values[5] = Int64GetDatum(tli);
+	values[6] = CStringGetTextDatum(reason);
+	values[7] = TimestampTzGetDatum(PgStartTime);
+
+	fencing_spi_connect_as_owner(&uctx);
+	rc = SPI_execute_snapshot(fencing_saved_plan(&insert_plan, insert_sql, 8, argtypes),
+							  values, nulls, GetLatestSnapshot(), InvalidSnapshot,
+							  false, true, 0);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "\"%s\" failed: %s", insert_sql, SPI_result_code_string(rc));
+	fencing_spi_finish_as_owner(&uctx);
+	CommandCounterIncrement();
+	fencing_require_durable_commit();
+}
+
+static const char *
+claim_reason(Relation rel, const ClockRow *row, int64 tli)
+{
+	if (!row->found)
+		return "first term";
+	if (row->system_identifier != (int64) GetSystemIdentifier())
+		return "new system identifier";
+	if (row->database_oid != MyDatabaseId || row->clock_oid != RelationGetRelid(rel))
+		return "new database";
+	if (tli < row->timeline)
+		return "lower timeline";
+	return "new timeline";
+}
+
+TermBand
+clock_band_for_issue(int64 tli)
+{
+	Oid			clock_oid = fencing_clock_relid_if_installed();
+	Relation	rel;
+	ClockRow	row;
+	ClockVerdict verdict;
+	const char *unconfirmed;
+	TermBand	band = {0, 0};
+	Snapshot	snapshot;
+
+	if (!OidIsValid(clock_oid))
+		return band;			/* SQL older than 1.5: bands by timeline only */
+
+	/*
+	 * The claim and the terms known are read with one snapshot: a claim
+	 * committed after it is seen by neither, so the generation computed is
+	 * that claim's, never one above it.
+	 */
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	rel = table_open(clock_oid, AccessShareLock);
+	clock_read(rel, snapshot, &row);
+	verdict = clock_verdict(rel, &row, tli);
+
+	unconfirmed = clock_unconfirmed_reason(&row, tli);
+	if (unconfirmed != NULL && clock_unclean_start == CLOCK_UNCLEAN_CONFIRM)
+		fence_reject_clock_unconfirmed(tli, unconfirmed);
+
+	switch (verdict)
+	{
+		case CLOCK_CLAIMED_HERE:
+			band = row.band;
+			break;
+		case CLOCK_NEW_TIMELINE:
+			band = row.band;
+			clock_write(clock_oid, band, tli, claim_reason(rel, &row, tli), row.confirmed);
+			break;
+		case CLOCK_UNCLAIMED:
+		case CLOCK_MOVES:
+		default:
+			/* a confirmation of this start holds across the move */
+			band = clock_moved_band(&row, snapshot);
+			clock_write(clock_oid, band, tli, claim_reason(rel, &row, tli),
+						row.found && row.confirmed);
+			break;
+	}
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return band;
+}
+
+/* The band the next term on timeline tli would be issued in. */
+static TermBand
+clock_band_peek_row(Relation rel, const ClockRow *row, Snapshot snapshot, int64 tli,
+					ClockVerdict *verdict)
+{
+	*verdict = clock_verdict(rel, row, tli);
+	if (*verdict == CLOCK_CLAIMED_HERE || *verdict == CLOCK_NEW_TIMELINE)
+		return row->band;
+	return clock_moved_band(row, snapshot);
+}
+
+TermBand
+clock_band_peek(int64 tli)
+{
+	Oid			clock_oid = fencing_clock_relid_if_installed();
+	Relation	rel;
+	ClockRow	row;
+	ClockVerdict verdict;
+	TermBand	band = {0, 0};
+	Snapshot	snapshot;
+
+	if (!OidIsValid(clock_oid))
+		return band;
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	rel = table_open(clock_oid, AccessShareLock);
+	clock_read(rel, snapshot, &row);
+	band = clock_band_peek_row(rel, &row, snapshot, tli, &verdict);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return band;
+}
+
+/*
+ * fencing.clock_state() returns one row: the clock as this server sees it.
+ *   state: unclaimed (no term issued since 1.5), claimed (by this server on
+ *   this timeline), new timeline (this server, promoted since: the next term
+ *   records it), moves (claimed by another server, database or clock table,
+ *   or a higher timeline: the next term moves the generation), or, before
+ *   any of those, awaits confirmation / unconfirmed (the server started
+ *   from a data directory not shut down cleanly and issues on the timeline
+ *   it started on: fencing.clock_unclean_start is 'confirm' / 'issue').
+ *   generation, band_offset, term_floor, term_limit: the band the next term
+ *   is issued in; claimed_*: who claimed the row of fencing.clock.
+ */
+FENCING_FUNCTION(fencing_clock_state);
+
+Datum
+fencing_clock_state(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[11];
+	bool		nulls[11] = {0};
+	Oid			clock_oid = fencing_clock_relid_if_installed();
+	int64		tli = term_band_timeline();
+	Relation	rel;
+	ClockRow	row;
+	ClockVerdict verdict;
+	TermBand	band;
+	Snapshot	snapshot;
+	const char *state;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (!OidIsValid(clock_oid))
+		elog(ERROR, "fencing.clock does not exist");
+
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	rel = table_open(clock_oid, AccessShareLock);
+	clock_read(rel, snapshot, &row);
+	band = clock_band_peek_row(rel, &row, snapshot, tli, &verdict);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+
+	state = verdict_names[verdict];
+	if (clock_unconfirmed_reason(&row, tli) != NULL)
+		state = clock_unclean_start == CLOCK_UNCLEAN_CONFIRM ?
+			"awaits confirmation" : "unconfirmed";
+
+	values[0] = CStringGetTextDatum(state);
+	values[1] = Int64GetDatum(tli);
+	values[2] = Int64GetDatum(band.generation);
+	values[3] = Int64GetDatum(band.offset);
+	if (term_band_exists(tli, band))
+	{
+		values[4] = Int64GetDatum(term_band_floor(tli, band));
+		values[5] = Int64GetDatum(term_band_limit(tli, band));
+	}
+	else
+		nulls[4] = nulls[5] = true;
+	values[6] = Int64GetDatum((int64) GetSystemIdentifier());
+	if (row.found)
+	{
+		values[7] = Int64GetDatum(row.system_identifier);
+		values[8] = Int64GetDatum(row.timeline);
+		values[9] = TimestampTzGetDatum(row.claimed_at);
+		values[10] = CStringGetTextDatum(row.reason);
+	}
+	else
+		nulls[7] = nulls[8] = nulls[9] = nulls[10] = true;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * fencing.confirm_clock(lost_timelines integer DEFAULT 16) returns bigint
+ * A superuser's statement that this server may issue terms; the
+ * confirmation holds for this start of the postmaster.  Returns the floor of
+ * the new band.  Durable.
+ *
+ * The new band is above every band the claimer of the row could have used
+ * on its timeline and up to lost_timelines timelines above it: what a copy
+ * of this data directory that went on issuing used, unless it moved the
+ * generation itself.  It did if it claimed or confirmed too, from the same
+ * row: it then computed the same generation.  So the floor is also shifted
+ * by the microseconds elapsed since the row was claimed (the start of the
+ * band when there is no row): of two confirmations from one row, the later
+ * one starts higher by the time between them, more than the terms the
+ * earlier one's server issued in that time (each term is a durable commit),
+ * so the copy confirmed after the original stopped issuing is above all of
+ * them (the servers' clocks assumed to agree that closely).
+ */
+FENCING_FUNCTION(fencing_confirm_clock);
+
+Datum
+fencing_confirm_clock(PG_FUNCTION_ARGS)
+{
+	Oid			clock_oid;
+	Relation	rel;
+	ClockRow	row;
+	int64		tli;
+	TermBand	band;
+	int64		floor;
+	int64		elapsed;
+	int32		lost_timelines;
+	Snapshot	snapshot;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to confirm the fencing clock"),
+				 errdetail("Only a superuser may confirm the clock.")));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lost_timelines must not be null")));
+	lost_timelines = PG_GETARG_INT32(0);
+	if (lost_timelines < 0 || lost_timelines > 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lost_timelines must be between 0 and 1024"),
+				 errdetail("lost_timelines was %d.", lost_timelines)));
+	PreventCommandIfReadOnly("confirm_clock()");
+	clock_oid = fencing_clock_relid_if_installed();
+	if (!OidIsValid(clock_oid))
+		elog(ERROR, "fencing.clock does not exist");
+
+	tli = term_band_timeline();
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	rel = table_open(clock_oid, AccessShareLock);
+	clock_read(rel, snapshot, &row);
+
+	/* above what a claim would move to, by the timelines a copy went on to */
+	band = clock_moved_band(&row, snapshot);
+	UnregisterSnapshot(snapshot);
+	band.generation += tli + lost_timelines;
+	floor = term_band_floor(tli, band);
+	/* then later by the time since the row was claimed */
+	elapsed = GetCurrentTimestamp() - (row.found ? row.claimed_at : 0);
+	elapsed = Max(elapsed, 0);
+	if (elapsed > PG_INT64_MAX - floor)
+		fence_reject_no_band(tli, band.generation, TERM_BAND_COUNT);
+	floor += elapsed;
+	band.generation = term_band_of(floor) - (tli - 1);
+	band.offset = floor & (((int64) 1 << TERM_BAND_COUNTER_BITS) - 1);
+
+	clock_write(clock_oid, band, tli, "confirmed", true);
+	table_close(rel, NoLock);
+	PG_RETURN_INT64(term_band_floor(tli, band));
+}
