@@ -477,6 +477,17 @@ fencing_protect(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	/*
+	 * On Citus, every node's grant first, each in a transaction of its own
+	 * (the coordinator's through a connection of its own too): after a
+	 * GRANT of ours in this transaction, that connection would wait for
+	 * this one forever.  Then this backend sees it (allow_fence_for()).
+	 */
+	if (!superuser_arg(owner) && OidIsValid(get_extension_oid("citus", true)))
+	{
+		grant_fence_on_every_node(owner);
+		AcceptInvalidationMessages();
+	}
 	drop_fence_triggers(relid, true);
 	foreach(lc, partitions)
 		drop_fence_triggers(lfirst_oid(lc), false);
@@ -517,8 +528,6 @@ fencing_protect(PG_FUNCTION_ARGS)
 	 * later with the rights of the role doing it, EXECUTE on the fence
 	 * included: the owner of the table got it above (allow_fence_for()).
 	 */
-	if (!superuser_arg(owner) && OidIsValid(get_extension_oid("citus", true)))
-		grant_fence_on_every_node(owner);
 	SPI_finish();
 
 	PG_RETURN_VOID();
