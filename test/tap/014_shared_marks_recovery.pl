@@ -17,7 +17,9 @@
 #     raise waits for the end of the statement), fills no shared mark with
 #     the old mark before it has confirmed its lock: a new backend of the
 #     old leader then waits for the raise and is refused.  1.4 filled 5 there
-#     and the new backend's write at 5 committed after the raise's 9.
+#     and the new backend's write at 5 committed after the raise's 9;
+#   - the same for a backend connected across DROP/CREATE EXTENSION, which
+#     remembers an id that fencing.scope_ids now hands to another scope.
 use strict;
 use warnings;
 
@@ -27,6 +29,7 @@ use FencingCrash;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 
 # --- a standby's read-only call, then its promotion
 my $primary = PostgreSQL::Test::Cluster->new('primary');
@@ -103,50 +106,92 @@ $node->safe_psql('postgres', q{ALTER EXTENSION fencing UPDATE});
 is($node->safe_psql('postgres', q{SELECT extversion FROM pg_extension WHERE extname = 'fencing'}),
 	'1.5', 'updated to 1.5');
 
-# B raises "s" to 9 with a batch upsert, held between its drain and its row update
-my $blk = $node->background_psql('postgres');
-$blk->query_safe(q{BEGIN; SELECT pg_advisory_xact_lock(4242)});
-my $b = $node->background_psql('postgres');
-$b->query_until(qr/started/, q{\echo started
+# B raises "s" to 9 with a batch upsert, held between its drain and its row
+# update; meanwhile $old writes "s" again at 5 and a new backend of the old
+# leader writes it at 5 too.  Returns whether that backend waited, and the
+# rows 1 and 2 once everything ended.
+sub raise_window
+{
+	my ($node, $old) = @_;
+	my $blk = $node->background_psql('postgres');
+	$blk->query_safe(q{BEGIN; SELECT pg_advisory_xact_lock(4242)});
+	my $b = $node->background_psql('postgres');
+	$b->query_until(qr/started/, q{\echo started
 INSERT INTO jobs SELECT g, 9, 'raise' FROM (VALUES (11), (12)) v(g)
   WHERE g = 11 OR hand_wait() ON CONFLICT (id) DO NOTHING;
 });
-$node->poll_query_until('postgres',
-	q{SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted AND locktype = 'advisory' AND objid = 4242)})
-  or die "the raise did not reach its window";
+	$node->poll_query_until('postgres',
+		q{SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted AND locktype = 'advisory' AND objid = 4242)})
+	  or die "the raise did not reach its window";
 
-# the old backend writes "s" again at 5, in the window
-$old->query_until(qr/started/, q{\echo started
+	# the old backend writes "s" again at 5, in the window: it waits for the raise
+	$old->query_until(qr/started/, q{\echo started
 BEGIN;
 UPDATE jobs SET v = 'old 2', tok = 5 WHERE id = 1;
 });
-$node->poll_query_until('postgres',
-	q{SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%old 2%')})
-  or die "the old backend did not wait";
+	$node->poll_query_until('postgres',
+		q{SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%old 2%')})
+	  or die "the old backend did not wait";
 
-# a new backend of the old leader, in the window
-my $zombie = $node->background_psql('postgres', on_error_stop => 0);
-$zombie->query_until(qr/started/, q{\echo started
+	# a new backend of the old leader, in the window
+	my $zombie = $node->background_psql('postgres', on_error_stop => 0);
+	$zombie->query_until(qr/started/, q{\echo started
 BEGIN;
 UPDATE jobs SET v = 'zombie', tok = 5 WHERE id = 2;
 });
-my $zombie_waits = $node->poll_query_until('postgres',
-	q{SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%zombie%')});
-ok($zombie_waits, 'a new backend of the old leader waits for the raise');
+	# waits within 10 s, or (1.4) writes at once
+	my $waits = 0;
+	for (my $i = 0; $i < 100 && !$waits; $i++)
+	{
+		$waits = $node->safe_psql('postgres',
+			q{SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%zombie%')}
+		) eq 't';
+		usleep(100_000) unless $waits;
+	}
 
-$blk->query_safe('COMMIT');
-$node->poll_query_until('postgres', q{SELECT mark = 9 FROM fencing.scopes WHERE scope = 's'})
-  or die "the raise did not commit";
-$zombie->query('COMMIT');
-$old->query('COMMIT');
-is($node->safe_psql('postgres', q{SELECT id, tok, v FROM jobs WHERE id IN (1, 2) ORDER BY id}),
-	"1|5|old 1\n2|5|seed", 'no write at 5 committed after the raise to 9');
+	$blk->query_safe('COMMIT');
+	$node->poll_query_until('postgres', q{SELECT mark = 9 FROM fencing.scopes WHERE scope = 's'})
+	  or die "the raise did not commit";
+	$zombie->query('COMMIT');
+	$old->query('COMMIT');
+	my $rows = $node->safe_psql('postgres', q{SELECT id, tok, v FROM jobs WHERE id IN (1, 2) ORDER BY id});
+	$b->quit;
+	$blk->quit;
+	$zombie->quit;
+	return ($waits, $rows);
+}
+
+my ($waits, $rows) = raise_window($node, $old);
+ok($waits, 'a new backend of the old leader waits for the raise');
+is($rows, "1|5|old 1\n2|5|seed", 'no write at 5 committed after the raise to 9');
 is($node->safe_psql('postgres', q{SELECT mark FROM fencing.scopes WHERE scope = 's'}), '9',
 	'the mark is 9');
-$b->quit;
-$blk->quit;
 $old->quit;
-$zombie->quit;
+
+# --- the same across DROP/CREATE EXTENSION: fencing.scope_ids starts again at 1,
+# so the id a live backend remembers for "s" is now another scope's
+$old = $node->background_psql('postgres', on_error_stop => 0);
+$node->safe_psql('postgres', q{
+	SELECT fencing.create_scope('t', tokens => 'external');
+	SELECT fencing.takeover('t', 1);
+});
+$old->query_safe(q{INSERT INTO jobs VALUES (3, 9, 'old, before the drop')});
+my $ids_before = $node->safe_psql('postgres', q{SELECT scope, id FROM fencing.scopes ORDER BY scope});
+$node->safe_psql('postgres', q{
+	DROP EXTENSION fencing CASCADE;
+	DELETE FROM jobs WHERE id > 2;
+	CREATE EXTENSION fencing;
+	SELECT fencing.create_scope('t', tokens => 'external');
+	SELECT fencing.create_scope('s', tokens => 'external');
+	SELECT fencing.protect('jobs', 'tok', scope => 's');
+	SELECT fencing.takeover('s', 5);
+});
+isnt($node->safe_psql('postgres', q{SELECT scope, id FROM fencing.scopes ORDER BY scope}), $ids_before,
+	'after DROP/CREATE EXTENSION the ids are handed out again');
+($waits, $rows) = raise_window($node, $old);
+ok($waits, 'across DROP/CREATE: a new backend of the old leader waits for the raise');
+is($rows, "1|5|old 1\n2|5|seed", 'and no write at 5 committed after the raise to 9');
+$old->quit;
 $node->stop;
 
 done_testing();
