@@ -181,7 +181,7 @@ scope_mark_before_prepare(void)
 		if (entry->generation != held_generation || !entry->registered ||
 			entry->mode == ExclusiveLock)
 			continue;
-		entry->coarse = scope_lock_next_is_coarse(entry->lock_key.owner);
+		entry->coarse = scope_lock_next_is_coarse(entry->scope, entry->lock_key.owner);
 		(void) scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, ShareLock,
 								  entry->coarse);
 		entry->registered = false;
@@ -338,7 +338,7 @@ lock_entry(ScopeHold *entry, LOCKMODE mode)
 	bool		counted;
 
 	if (entry->mode == NoLock)
-		entry->coarse = scope_lock_next_is_coarse(entry->lock_key.owner);
+		entry->coarse = scope_lock_next_is_coarse(entry->scope, entry->lock_key.owner);
 	Assert(entry->lock_key.id != 0);
 	/*
 	 * Until ALTER EXTENSION fencing UPDATE gives scopes their ids, they are
