@@ -65,8 +65,9 @@ typedef struct MarkReadStart
 extern void mark_cache_read_start(Oid id, MarkReadStart *start);
 /*
  * Whether a read may go to the marks shared with other backends: never
- * (not the scope's latest row version), now (read under the scope lock), or
- * once this backend finds it again under the lock (read to learn the id).
+ * (not the scope's latest row version), now (read under the scope lock:
+ * returned in a MarkFill, filled once the lock is confirmed), or once this
+ * backend finds it again under a confirmed lock (read to learn the id).
  */
 typedef enum MarkShare
 {

@@ -16,9 +16,21 @@
  *	   write (SQL by a superuser, logical replication apply) fires the
  *	   trigger forget_cached_marks after the row changed;
  *	 - a mark is filled only by a backend that holds the scope lock (which
- *	   no raise in flight lets it have), and only from the scope's latest
- *	   row version, which no transaction has updated or deleted (a write in
- *	   flight, also of a prepared transaction, leaves the row's xmax set);
+ *	   no raise in flight lets it have), confirmed to be the scope's current
+ *	   lock: the id and owner read under it are the ones it was taken by
+ *	   (a lock taken by a key remembered from before an owner's change, an
+ *	   update of the extension or a registry created again conflicts with
+ *	   nothing a raise holds: scope_mark.c fills only after the check), and
+ *	   only from the scope's latest row version, which no transaction has
+ *	   updated or deleted (a write in flight, also of a prepared
+ *	   transaction, leaves the row's xmax set);
+ *	 - an entry carries the registry it was read from as the catalog says
+ *	   it is (OID, storage, SQL version) and counts only for a backend that
+ *	   finds the same: a backend started after DROP/CREATE EXTENSION, an
+ *	   update or a TRUNCATE, which received no message, finds none;
+ *	 - nothing is read, filled or registered while the server is in
+ *	   recovery (replay fires no trigger), and the first use after recovery
+ *	   forgets everything (shared_trusted);
  *	 - a fill carries a stamp taken before its read's snapshot (the set's
  *	   count of forgets and the generation), and is dropped if the stamp is
  *	   no longer current: the scope was forgotten while it was read.
