@@ -44,3 +44,34 @@ SELECT count(*) AS lease_locks FROM pg_locks
 COMMIT;
 SELECT count(*) AS nobody_created FROM fencing.scopes WHERE scope = 'idl-nobody';
 DROP TABLE idl, idl_skip;
+-- past 32 scope locks, only the scopes of the session role's own roles are
+-- locked by their owner; another owner's are locked one by one, at most
+-- max_locks_per_transaction in one transaction (then 54000, with a hint)
+CREATE ROLE regress_sl_owner;
+CREATE ROLE regress_sl_writer;
+CREATE TABLE sl_many (sc text NOT NULL, id int, tok bigint);
+ALTER TABLE sl_many OWNER TO regress_sl_owner;
+SELECT count(fencing.create_scope('sl' || lpad(g::text, 3, '0'), 'external', 'regress_sl_owner'))
+  FROM generate_series(1, 70) g;
+SELECT count(fencing.takeover('sl' || lpad(g::text, 3, '0'), 5)) FROM generate_series(1, 70) g;
+SET ROLE regress_sl_owner;
+SELECT fencing.protect('sl_many', 'tok', scope_column => 'sc');
+GRANT INSERT ON sl_many TO regress_sl_writer;
+RESET ROLE;
+SHOW max_locks_per_transaction;
+SET ROLE regress_sl_writer;
+INSERT INTO sl_many SELECT 'sl' || lpad(g::text, 3, '0'), g, 5 FROM generate_series(1, 70) g;
+RESET ROLE;
+-- a member of the owner: the owner's scopes are its own, locked by owner past 32
+GRANT regress_sl_owner TO regress_sl_writer;
+SET ROLE regress_sl_writer;
+BEGIN;
+INSERT INTO sl_many SELECT 'sl' || lpad(g::text, 3, '0'), g, 5 FROM generate_series(1, 70) g;
+SELECT objsubid, mode, count(*) FROM pg_locks
+ WHERE pid = pg_backend_pid() AND locktype = 'advisory' GROUP BY 1, 2 ORDER BY 1, 2;
+COMMIT;
+RESET ROLE;
+SELECT count(*) AS written FROM sl_many;
+DROP TABLE sl_many;
+DROP ROLE regress_sl_writer;
+DROP ROLE regress_sl_owner;

@@ -76,6 +76,20 @@ static HTAB *marks = NULL;
 static uint64 inval_counter = 0;
 static Oid	reading_id = InvalidOid;
 
+/*
+ * Bumped by every message for the whole registry (its DDL: ALTER EXTENSION
+ * UPDATE, DROP/CREATE EXTENSION, TRUNCATE; a reset of the message queue):
+ * what a backend remembers of a scope across transactions (scope_mark.c's
+ * lock keys) is forgotten when it moved.
+ */
+static uint64 registry_epoch = 1;
+
+uint64
+mark_cache_epoch(void)
+{
+	return registry_epoch;
+}
+
 static void
 drop_marks(void)
 {
@@ -93,6 +107,7 @@ mark_cache_relcache_changed(Oid relid)
 	if (relid == InvalidOid || relid == table || !OidIsValid(table))
 	{
 		inval_counter++;
+		registry_epoch++;
 		drop_marks();
 		return;
 	}
@@ -111,9 +126,16 @@ mark_cache_at_xact_end(void)
 void
 mark_cache_sync(void)
 {
+	FencingRegistry registry;
+
 	/* first, so that every message taken in is told apart (shared_marks.c) */
-	shared_marks_registry_seen(fencing_scopes_relid());
+	(void) fencing_scopes_relid();
+	fencing_registry_now(&registry);
+	shared_marks_registry_seen(&registry);
 	AcceptInvalidationMessages();
+	/* and again: a message for the registry (its DDL) may have moved it */
+	fencing_registry_now(&registry);
+	shared_marks_registry_seen(&registry);
 }
 
 static CachedMark *
@@ -131,7 +153,7 @@ put_local(Oid id, const char *scope, int64 mark, const ScopeKey *key)
 }
 
 bool
-mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key, bool locked)
+mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key, MarkFill *fill)
 {
 	CachedMark *entry = NULL;
 
@@ -141,11 +163,14 @@ mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key, bool locke
 	{
 		*mark = entry->mark;
 		*key = entry->key;
-		if (locked && entry->share_pending)
+		if (fill != NULL && entry->share_pending)
 		{
-			/* still exact under the lock: any change since forgot it */
-			shared_marks_put(id, scope, entry->mark, &entry->key, entry->share_stamp);
-			entry->share_pending = false;
+			/* still exact under the lock, if it is the scope's: any change since forgot it */
+			fill->pending = true;
+			fill->id = id;
+			fill->mark = entry->mark;
+			fill->key = entry->key;
+			fill->stamp = entry->share_stamp;
 		}
 		return true;
 	}
@@ -166,7 +191,7 @@ mark_cache_read_start(Oid id, MarkReadStart *start)
 
 void
 mark_cache_put(Oid id, const char *scope, int64 mark, const ScopeKey *key,
-			   const MarkReadStart *start, MarkShare share)
+			   const MarkReadStart *start, MarkShare share, MarkFill *fill)
 {
 	CachedMark *entry = NULL;
 
@@ -178,12 +203,31 @@ mark_cache_put(Oid id, const char *scope, int64 mark, const ScopeKey *key,
 	if (key->id == 0 || share == MARK_PRIVATE)
 		return;
 	if (share == MARK_SHARE_NOW)
-		shared_marks_put(id, scope, mark, key, start->shared);
+	{
+		/* the caller fills it once the lock is known to be the scope's */
+		fill->pending = true;
+		fill->id = id;
+		fill->mark = mark;
+		fill->key = *key;
+		fill->stamp = start->shared;
+	}
 	else if (entry != NULL)
 	{
 		entry->share_pending = true;
 		entry->share_stamp = start->shared;
 	}
+}
+
+void
+mark_cache_share(const char *scope, const MarkFill *fill)
+{
+	CachedMark *entry = NULL;
+
+	shared_marks_put(fill->id, scope, fill->mark, &fill->key, fill->stamp);
+	if (marks != NULL)
+		entry = hash_search(marks, &fill->id, HASH_FIND, NULL);
+	if (entry != NULL)
+		entry->share_pending = false;
 }
 
 void

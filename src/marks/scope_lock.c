@@ -10,17 +10,21 @@
  * transaction writing 20,000 scopes (a per-tenant table loaded at once)
  * ran out of it under the default max_locks_per_transaction.
  *
- * So a transaction locks at most SCOPE_LOCKS_MAX scopes one by one ("fine"),
- * and every scope after those through the lock of the scope's owner
- * ("coarse"): one lock for all the scopes a role owns.  Only its own
- * scopes, those of the session's role (as SET ROLE made it; not the owner
- * of a SECURITY DEFINER function, nor the table owner a foreign key's
- * cascade runs as, both of which may be another tenant): another owner's
- * scopes it goes on locking one by one up to SCOPE_LOCKS_OTHERS_MAX, so that a role
- * with the right to write one of another's scopes (a table granted to it)
- * cannot, by first writing 32 scopes of its own, hold up every scope of
- * that owner; past that many, a transaction writes many scopes of others,
- * which their owners let it write, and locks them by owner too.
+ * So a transaction locks at most SCOPE_LOCKS_MAX of its own scopes one by
+ * one ("fine"), and every further one of them through the lock of the
+ * scope's owner ("coarse"): one lock for all the scopes a role owns.  Its
+ * own scopes are those of the session's role (as SET ROLE made it; not the
+ * owner of a SECURITY DEFINER function, nor the table owner a foreign key's
+ * cascade runs as, both of which may be another tenant) and of every role
+ * it is a member of (a group role's scopes, which it may write as the
+ * group).  Another owner's scopes it always locks one by one: a lock by
+ * owner would cover every scope of that owner, also those the transaction
+ * has no right to write, and hold up their takeovers (1.4 did so past 128
+ * scope locks: a role granted INSERT on one table of a tenant stalled every
+ * takeover of the tenant's scopes).  Those fine locks are bounded by
+ * max_locks_per_transaction: a transaction that would hold more scope locks
+ * than that is refused with a hint (54000), before it fills the shared lock
+ * table that every session shares.
  *
  *   fine, at the mark   the scope's lock, in ShareLock: nothing else, so the
  *                       common write pays for one lock, as in 1.1;
@@ -41,15 +45,13 @@
  * before locking, and checks it again under the lock (scope_mark.c);
  * fencing.alter_scope_owner() first locks the scope exclusively under its
  * old owner, so that no writer still holds it by that owner.  So the number
- * of locks is bounded (by 128 plus the number of owners written to) except
- * for a transaction that raises the marks of thousands of existing scopes.
- * The price of a bulk transaction: while it is open, takeovers of the
- * scopes it locks by owner wait for it (and, if it raises marks, bulk
- * writers of theirs too): its own role's, and past 128 scopes those of the
- * owners it writes to -- never those of an owner who has not granted it
- * the right to write (a scope column only names scopes its table's owner
- * may write to); two transactions that raise marks may deadlock (Postgres
- * aborts one, 40P01).
+ * of locks is bounded (by max_locks_per_transaction plus the number of own
+ * roles written to) except for a transaction that raises the marks of
+ * thousands of its own existing scopes.  The price of a bulk transaction:
+ * while it is open, takeovers of its own roles' scopes wait for it (and, if
+ * it raises marks, bulk writers of theirs too) -- never a scope of a role
+ * it is not a member of; two transactions that raise marks may deadlock
+ * (Postgres aborts one, 40P01).
  *
  * Scope locks are advisory-type tags keyed by the scope's id, with a field4
  * that pg_advisory_lock() cannot produce, 0xFE01 (pg_locks shows objsubid
@@ -63,13 +65,12 @@
 
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
+#include "utils/acl.h"
 
 
 /* Scope locks a transaction takes one by one before it locks its own by owner. */
 #define SCOPE_LOCKS_MAX		32
-
-/* ... and before it locks another owner's scopes by owner too. */
-#define SCOPE_LOCKS_OTHERS_MAX	128
 
 /*
  * Fine scope locks this transaction (or its open subtransactions) took; a
@@ -152,10 +153,27 @@ scope_lock_wait_for_writers(int64 scope_id)
 }
 
 bool
-scope_lock_next_is_coarse(Oid owner)
+scope_lock_next_is_coarse(const char *scope, Oid owner)
 {
-	return fine_locks >= SCOPE_LOCKS_OTHERS_MAX ||
-		(fine_locks >= SCOPE_LOCKS_MAX && owner == GetOuterUserId());
+	Oid			session_role;
+	const char *owner_name;
+
+	if (likely(fine_locks < SCOPE_LOCKS_MAX))
+		return false;
+	session_role = GetOuterUserId();
+	if (owner == session_role || is_member_of_role(session_role, owner))
+		return true;
+	if (fine_locks < max_locks_per_xact)
+		return false;
+	owner_name = GetUserNameFromId(owner, true);
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("too many scopes of other owners locked in one transaction"),
+			 errdetail("Scope \"%s\" is owned by role \"%s\", which role \"%s\" is not a member of; this transaction holds %d scope locks already, one for each such scope.",
+					   scope, owner_name ? owner_name : "?",
+					   GetUserNameFromId(session_role, false), fine_locks),
+			 errhint("Write other owners' scopes in smaller transactions, or raise max_locks_per_transaction.")));
+	return false;				/* not reached */
 }
 
 void

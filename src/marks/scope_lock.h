@@ -15,11 +15,13 @@
 
 /*
  * Whether a scope of owner this transaction has not locked yet is to be
- * locked by its owner's lock (the transaction holds many scope locks
- * already: 32 for the session role's own scopes, 128 for another owner's).
+ * locked by its owner's lock: only a scope of the session role's own, or of
+ * a role it is a member of, once the transaction holds 32 scope locks.
+ * Another owner's scope is always locked by its own lock; past
+ * max_locks_per_transaction of those, an error (54000) names "scope".
  * A scope keeps the level it was first locked at until the transaction ends.
  */
-extern bool scope_lock_next_is_coarse(Oid owner);
+extern bool scope_lock_next_is_coarse(const char *scope, Oid owner);
 
 /*
  * Lock a scope in ShareLock (a write at the mark) or ExclusiveLock (a raise),

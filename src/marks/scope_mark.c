@@ -77,6 +77,7 @@ struct ScopeHold
 	/* kept across transactions */
 	ScopeKey	lock_key;		/* what the scope was last read to be locked by;
 								 * id 0: not known */
+	uint64		key_epoch;		/* mark_cache_epoch() when it was kept */
 	Oid			cache_id;		/* scope_inval_id(), derived once */
 	bool		confirmed;		/* a write was admitted under the lock */
 	const void *deferred_by;	/* the statement whose raise is deferred, or NULL */
@@ -180,7 +181,7 @@ scope_mark_before_prepare(void)
 		if (entry->generation != held_generation || !entry->registered ||
 			entry->mode == ExclusiveLock)
 			continue;
-		entry->coarse = scope_lock_next_is_coarse(entry->lock_key.owner);
+		entry->coarse = scope_lock_next_is_coarse(entry->scope, entry->lock_key.owner);
 		(void) scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, ShareLock,
 								  entry->coarse);
 		entry->registered = false;
@@ -288,10 +289,21 @@ held_scope_entry(const char *scope)
 	if (!found)
 	{
 		entry->lock_key.id = 0;
+		entry->key_epoch = 0;
 		entry->cache_id = scope_inval_id_of_hash(hash);
 	}
 	if (!found || entry->generation != held_generation)
 	{
+		/*
+		 * A key kept from an earlier transaction is a guess, checked under
+		 * the lock it takes (locked_key_holds); after a change of the whole
+		 * registry (its DDL) it is not even that.
+		 */
+		if (unlikely(entry->key_epoch != mark_cache_epoch()))
+		{
+			entry->lock_key.id = 0;
+			entry->key_epoch = mark_cache_epoch();
+		}
 		held_now++;
 		entry->generation = held_generation;
 		entry->mode = NoLock;
@@ -326,7 +338,7 @@ lock_entry(ScopeHold *entry, LOCKMODE mode)
 	bool		counted;
 
 	if (entry->mode == NoLock)
-		entry->coarse = scope_lock_next_is_coarse(entry->lock_key.owner);
+		entry->coarse = scope_lock_next_is_coarse(entry->scope, entry->lock_key.owner);
 	Assert(entry->lock_key.id != 0);
 	/*
 	 * Until ALTER EXTENSION fencing UPDATE gives scopes their ids, they are
@@ -457,15 +469,18 @@ row_is_latest(HeapTuple tuple)
  * says why both are needed).
  */
 static int64
-read_mark_shared(const ScopeHold *entry, ScopeKey *key, bool locked)
+read_mark_shared(const ScopeHold *entry, ScopeKey *key, MarkFill *fill)
 {
 	int64		mark;
 	MarkReadStart read_start;
 	HeapTuple	tuple;
 	MarkShare	share = MARK_PRIVATE;
+	bool		locked = fill != NULL;
 
+	if (fill != NULL)
+		fill->pending = false;
 	mark_cache_sync();
-	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark, key, locked))
+	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark, key, fill))
 		return mark;
 	mark_cache_read_start(entry->cache_id, &read_start);
 	mark = read_mark_table(entry->scope, &tuple, key);
@@ -474,8 +489,24 @@ read_mark_shared(const ScopeHold *entry, ScopeKey *key, bool locked)
 	if (tuple != NULL)
 		heap_freetuple(tuple);
 	if (!changed_marks)
-		mark_cache_put(entry->cache_id, entry->scope, mark, key, &read_start, share);
+		mark_cache_put(entry->cache_id, entry->scope, mark, key, &read_start, share, fill);
 	return mark;
+}
+
+/*
+ * Fill the marks shared with other backends from a read made under the
+ * entry's lock, once that lock is confirmed to be the scope's current one:
+ * the key the read found is the key the lock was taken by, and the lock is
+ * still held.  Nothing else fills shared memory (mark_cache.h).
+ */
+static void
+share_confirmed(const ScopeHold *entry, const MarkFill *fill)
+{
+	if (!fill->pending || entry->mode == NoLock || entry->registered ||
+		fill->key.id != entry->lock_key.id || fill->key.owner != entry->lock_key.owner ||
+		fill->key.legacy != entry->lock_key.legacy)
+		return;
+	mark_cache_share(entry->scope, fill);
 }
 
 /*
@@ -487,11 +518,18 @@ static void
 refresh_stale_mark(ScopeHold *entry)
 {
 	ScopeKey	key;
+	MarkFill	fill;
 
 	entry->mark_stale = false;
-	entry->mark = changed_marks || entry->mode == ExclusiveLock ?
-		read_mark_table(entry->scope, NULL, &key) :
-		read_mark_shared(entry, &key, !entry->registered);
+	if (changed_marks || entry->mode == ExclusiveLock)
+		entry->mark = read_mark_table(entry->scope, NULL, &key);
+	else if (entry->registered)
+		entry->mark = read_mark_shared(entry, &key, NULL);
+	else
+	{
+		entry->mark = read_mark_shared(entry, &key, &fill);
+		share_confirmed(entry, &fill);
+	}
 }
 
 /*
@@ -539,7 +577,10 @@ static int64
 learn_scope_id(ScopeHold *entry)
 {
 	if (entry->lock_key.id == 0)
-		(void) read_mark_shared(entry, &entry->lock_key, false);
+	{
+		(void) read_mark_shared(entry, &entry->lock_key, NULL);
+		entry->key_epoch = mark_cache_epoch();
+	}
 	return entry->lock_key.id;
 }
 
@@ -554,10 +595,13 @@ register_at_mark(ScopeHold *entry)
 {
 	ScopeKey	key;
 	int64		mark;
+	FencingRegistry registry;
 
 	if (changed_marks)
 		return false;
-	shared_marks_registry_seen(fencing_scopes_relid());
+	(void) fencing_scopes_relid();
+	fencing_registry_now(&registry);
+	shared_marks_registry_seen(&registry);
 	if (!shared_marks_register(entry->cache_id, entry->scope, &mark, &key))
 		return false;
 	if (unlikely(key.legacy))
@@ -590,15 +634,20 @@ lock_share(ScopeHold *entry)
 	{
 		LockAcquireResult res;
 		ScopeKey	key;
+		MarkFill	fill;
 
 		if (learn_scope_id(entry) == 0)
 			return false;
 		res = lock_entry(entry, ShareLock);
 		entry->mode = ShareLock;
 		entry->fresh = (res == LOCKACQUIRE_OK && !entry->coarse);
-		entry->mark = read_mark_shared(entry, &key, true);
+		entry->mark = read_mark_shared(entry, &key, &fill);
 		if (locked_key_holds(entry, &key))
+		{
+			/* only now is the lock known to be the scope's: shared memory may learn the mark */
+			share_confirmed(entry, &fill);
 			break;
+		}
 	}
 	if (entry->lock_key.id == 0)
 	{

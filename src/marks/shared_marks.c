@@ -16,9 +16,21 @@
  *	   write (SQL by a superuser, logical replication apply) fires the
  *	   trigger forget_cached_marks after the row changed;
  *	 - a mark is filled only by a backend that holds the scope lock (which
- *	   no raise in flight lets it have), and only from the scope's latest
- *	   row version, which no transaction has updated or deleted (a write in
- *	   flight, also of a prepared transaction, leaves the row's xmax set);
+ *	   no raise in flight lets it have), confirmed to be the scope's current
+ *	   lock: the id and owner read under it are the ones it was taken by
+ *	   (a lock taken by a key remembered from before an owner's change, an
+ *	   update of the extension or a registry created again conflicts with
+ *	   nothing a raise holds: scope_mark.c fills only after the check), and
+ *	   only from the scope's latest row version, which no transaction has
+ *	   updated or deleted (a write in flight, also of a prepared
+ *	   transaction, leaves the row's xmax set);
+ *	 - an entry carries the registry it was read from as the catalog says
+ *	   it is (OID, storage, SQL version) and counts only for a backend that
+ *	   finds the same: a backend started after DROP/CREATE EXTENSION, an
+ *	   update or a TRUNCATE, which received no message, finds none;
+ *	 - nothing is read, filled or registered while the server is in
+ *	   recovery (replay fires no trigger), and the first use after recovery
+ *	   forgets everything (shared_trusted);
  *	 - a fill carries a stamp taken before its read's snapshot (the set's
  *	   count of forgets and the generation), and is dropped if the stamp is
  *	   no longer current: the scope was forgotten while it was read.
@@ -71,6 +83,7 @@
  */
 #include "marks/shared_marks.h"
 
+#include "access/xlog.h"
 #include "common/hashfn.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -92,7 +105,7 @@ typedef struct SharedMark
 	uint32		hash;			/* the scope's pseudo-OID */
 	uint32		generation;		/* valid while the table's is the same */
 	Oid			dbid;
-	Oid			registry;		/* the fencing.scopes it was read from */
+	FencingRegistry registry;	/* the fencing.scopes it was read from */
 	bool		valid;
 	int64		mark;
 	ScopeKey	key;
@@ -133,6 +146,7 @@ typedef struct RegistryOf
 typedef struct SharedMarks
 {
 	pg_atomic_uint32 generation;	/* bumped to forget every entry */
+	pg_atomic_uint32 recovery_seen; /* a backend found the server in recovery */
 	uint32		nsets;			/* a power of two */
 	slock_t		registries_mutex;
 	RegistryOf	registries[SHARED_MARKS_DATABASES];
@@ -181,6 +195,7 @@ shared_marks_shmem_startup(void)
 	{
 		memset(shared, 0, shared_marks_size());
 		pg_atomic_init_u32(&shared->generation, 1);
+		pg_atomic_init_u32(&shared->recovery_seen, 0);
 		for (uint32 i = 0; i < set_count(); i++)
 		{
 			SpinLockInit(&shared->sets[i].mutex);
@@ -232,24 +247,62 @@ lock_set(uint32 hash)
 	return set;
 }
 
-/* This backend's registry: known before any get or put (shared_marks_registry_seen). */
-static Oid	my_registry = InvalidOid;
+/*
+ * This backend's registry, as the catalog says it is now: known before any
+ * get or put (shared_marks_registry_seen).
+ */
+static FencingRegistry my_registry = {InvalidOid, InvalidOid, 0};
+
+static bool
+same_registry(const FencingRegistry *a, const FencingRegistry *b)
+{
+	return a->relid == b->relid && a->relfilenode == b->relfilenode &&
+		a->version == b->version;
+}
 
 static bool
 is_entry(const SharedMark *m, uint32 hash, const char *scope)
 {
-	return m->hash == hash && m->dbid == MyDatabaseId && m->registry == my_registry &&
-		strcmp(m->scope, scope) == 0;
+	return m->hash == hash && m->dbid == MyDatabaseId &&
+		same_registry(&m->registry, &my_registry) && strcmp(m->scope, scope) == 0;
+}
+
+/*
+ * Whether the shared marks may be read or filled now: never while the
+ * server is in recovery (replay fires no trigger and takes no lock of ours,
+ * so nothing read there stays exact), and once recovery has ended, only
+ * after every entry of before has been forgotten (the first backend to see
+ * the end does it; none can have been filled in recovery, this is the
+ * second fence).  RecoveryInProgress() costs a test of a local flag once
+ * this backend has seen recovery end.
+ */
+static bool
+shared_trusted(void)
+{
+	if (unlikely(RecoveryInProgress()))
+	{
+		if (pg_atomic_read_u32(&shared->recovery_seen) == 0)
+			pg_atomic_write_u32(&shared->recovery_seen, 1);
+		return false;
+	}
+	if (unlikely(pg_atomic_read_u32(&shared->recovery_seen) != 0))
+	{
+		uint32		seen = 1;
+
+		if (pg_atomic_compare_exchange_u32(&shared->recovery_seen, &seen, 0))
+			pg_atomic_fetch_add_u32(&shared->generation, 1);
+	}
+	return true;
 }
 
 void
-shared_marks_registry_seen(Oid registry)
+shared_marks_registry_seen(const FencingRegistry *registry)
 {
 	int			free_slot = -1;
 
-	if (shared == NULL || registry == my_registry)
+	if (shared == NULL || same_registry(registry, &my_registry))
 		return;
-	my_registry = registry;
+	my_registry = *registry;
 	SpinLockAcquire(&shared->registries_mutex);
 	for (int i = 0; i < SHARED_MARKS_DATABASES; i++)
 	{
@@ -264,7 +317,7 @@ shared_marks_registry_seen(Oid registry)
 	if (free_slot >= 0)
 	{
 		shared->registries[free_slot].dbid = MyDatabaseId;
-		shared->registries[free_slot].registry = registry;
+		shared->registries[free_slot].registry = registry->relid;
 	}
 	SpinLockRelease(&shared->registries_mutex);
 }
@@ -282,8 +335,8 @@ is_registry(Oid relid)
 	bool		known = false;
 	bool		is = false;
 
-	if (OidIsValid(my_registry))
-		return relid == my_registry;
+	if (OidIsValid(my_registry.relid))
+		return relid == my_registry.relid;
 	SpinLockAcquire(&shared->registries_mutex);
 	for (int i = 0; i < SHARED_MARKS_DATABASES; i++)
 	{
@@ -360,9 +413,9 @@ read_entry(uint32 hash, const char *scope, int64 *mark, ScopeKey *key, bool writ
 	MarkWriter *w = NULL;
 	bool		found;
 
-	if (!OidIsValid(my_registry) ||
-		(set = lock_set(hash)) == NULL)
+	if (shared == NULL || !OidIsValid(my_registry.relid) || !shared_trusted())
 		return false;
+	set = lock_set(hash);
 	m = entry_in(set, hash, scope);
 	if (m != NULL && writer)
 		w = writer_slot(set);
@@ -441,7 +494,7 @@ shared_marks_put(uint32 hash, const char *scope, int64 mark, const ScopeKey *key
 	SharedMarkSet *set;
 	SharedMark *slot = NULL;
 
-	if (shared == NULL || !OidIsValid(my_registry))
+	if (shared == NULL || !OidIsValid(my_registry.relid) || !shared_trusted())
 		return;
 	set = lock_set(hash);
 	if (current_stamp(set) != stamp)

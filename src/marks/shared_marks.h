@@ -13,6 +13,7 @@
 #include "fencing.h"
 
 #include "marks/scope_lock.h"
+#include "state/extension_state.h"
 
 /* In _PG_init, before the "fencing." prefix is reserved. */
 extern void shared_marks_init(void);
@@ -29,8 +30,12 @@ extern uint64 shared_marks_stamp(uint32 hash);
 extern void shared_marks_put(uint32 hash, const char *scope, int64 mark,
 							 const ScopeKey *key, uint64 stamp);
 
-/* The OID of this database's fencing.scopes, before any get or put. */
-extern void shared_marks_registry_seen(Oid registry);
+/*
+ * This database's fencing.scopes as the catalog says it is now, before any
+ * get or put: an entry read from another registry (dropped and created
+ * again, updated, truncated) is no entry.
+ */
+extern void shared_marks_registry_seen(const FencingRegistry *registry);
 
 /*
  * A relcache message this backend accepted (InvalidOid: a reset): what it

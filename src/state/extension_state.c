@@ -30,6 +30,7 @@ static const char *const relation_names[FENCING_REL_COUNT] = {
 };
 static Oid	relation_oids[FENCING_REL_COUNT];
 static int	sql_version = -1;	/* a FencingSql; -1: not known */
+static Oid	scopes_relfilenode = InvalidOid;	/* known with sql_version */
 
 void
 extension_state_relcache_changed(Oid relid)
@@ -91,6 +92,7 @@ fencing_sql_version(void)
 		if (HeapTupleIsValid(tup))
 		{
 			natts = ((Form_pg_class) GETSTRUCT(tup))->relnatts;
+			scopes_relfilenode = ((Form_pg_class) GETSTRUCT(tup))->relfilenode;
 			ReleaseSysCache(tup);
 		}
 		relation_oids[FENCING_REL_SCOPES] = relid;
@@ -99,6 +101,15 @@ fencing_sql_version(void)
 			natts >= Natts_scopes_1_1 ? FENCING_SQL_1_1 : FENCING_SQL_NONE;
 	}
 	return (FencingSql) sql_version;
+}
+
+void
+fencing_registry_now(FencingRegistry *registry)
+{
+	registry->version = (uint32) fencing_sql_version();
+	registry->relid = registry->version == FENCING_SQL_NONE ? InvalidOid :
+		relation_oids[FENCING_REL_SCOPES];
+	registry->relfilenode = scopes_relfilenode;
 }
 
 Oid

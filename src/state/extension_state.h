@@ -88,6 +88,23 @@ typedef enum FencingSql
 
 extern FencingSql fencing_sql_version(void);
 
+/*
+ * What this database's fencing.scopes is now, as the catalog says: its OID,
+ * its storage (a TRUNCATE or a rewrite changes it) and its SQL version (an
+ * update that adds a column, such as 1.4's ids, changes it).  A mark kept in
+ * shared memory was read from one registry and counts only for the same
+ * (marks/shared_marks.c): a backend started after DROP/CREATE EXTENSION or
+ * ALTER EXTENSION UPDATE computes it from the catalog, and needs no message.
+ */
+typedef struct FencingRegistry
+{
+	Oid			relid;			/* InvalidOid: not installed */
+	Oid			relfilenode;
+	uint32		version;		/* a FencingSql */
+} FencingRegistry;
+
+extern void fencing_registry_now(FencingRegistry *registry);
+
 static inline bool
 fencing_sql_at_least(FencingSql version)
 {
