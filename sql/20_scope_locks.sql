@@ -74,4 +74,6 @@ RESET ROLE;
 SELECT count(*) AS written FROM sl_many;
 DROP TABLE sl_many;
 DROP ROLE regress_sl_writer;
+-- protect() gave the owner of the table it fenced EXECUTE on the fence
+DROP OWNED BY regress_sl_owner;
 DROP ROLE regress_sl_owner;
