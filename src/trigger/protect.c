@@ -772,6 +772,28 @@ partitions_added_by(Oid parent, const CollectedCommand *cmd)
 	return added;
 }
 
+/*
+ * Whether the command is an ALTER TABLE ... OWNER TO (only then is a grant
+ * due: a restore's ALTER TABLE ... ENABLE ALWAYS TRIGGER in parallel jobs
+ * must not grant, the dump carries the grants).
+ */
+static bool
+changes_owner(const CollectedCommand *cmd)
+{
+	ListCell   *lc;
+
+	if (cmd->type != SCT_AlterTable)
+		return false;
+	foreach(lc, cmd->d.alterTable.subcmds)
+	{
+		AlterTableCmd *atc = (AlterTableCmd *) ((CollectedATSubcmd *) lfirst(lc))->parsetree;
+
+		if (atc != NULL && IsA(atc, AlterTableCmd) && atc->subtype == AT_ChangeOwner)
+			return true;
+	}
+	return false;
+}
+
 /* Whether this backend holds a lock of any mode on the relation. */
 static bool
 locked_by_me(Oid relid)
@@ -824,7 +846,7 @@ protect_ddl_command(Oid relid, const CollectedCommand *cmd)
 		if (rel == NULL)
 			continue;
 		check_fence_triggers(rel);
-		if (below == relid && truncate_trigger_of(rel) != NULL)
+		if (below == relid && changes_owner(cmd) && truncate_trigger_of(rel) != NULL)
 			allow_fence_for(rel->rd_rel->relowner);
 		if (unlikely(OidIsValid(citus_shard_table(rel))))
 			added += protect_citus_shard(rel);
