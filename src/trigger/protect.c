@@ -234,6 +234,19 @@ require_trigger_right(Oid relid)
 					   get_rel_name(relid));
 }
 
+/* A scan of pg_trigger for a relation's trigger of this name. */
+static SysScanDesc
+trigger_named(Relation tgrel, Oid relid, const char *tgname)
+{
+	ScanKeyData keys[2];
+
+	ScanKeyInit(&keys[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	ScanKeyInit(&keys[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum(tgname));
+	return systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 2, keys);
+}
+
 /*
  * A fence trigger of a relation fires ALWAYS: what ALTER TABLE ... ENABLE
  * ALWAYS TRIGGER does to pg_trigger, without its ownership check (the
@@ -245,17 +258,12 @@ static void
 fire_always(Oid relid, const char *tgname)
 {
 	Relation	tgrel;
-	ScanKeyData keys[2];
 	SysScanDesc scan;
 	HeapTuple	tuple;
 
 	CommandCounterIncrement();	/* see the trigger just created */
 	tgrel = table_open(TriggerRelationId, RowExclusiveLock);
-	ScanKeyInit(&keys[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(relid));
-	ScanKeyInit(&keys[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber,
-				F_NAMEEQ, CStringGetDatum(tgname));
-	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 2, keys);
+	scan = trigger_named(tgrel, relid, tgname);
 	tuple = systable_getnext(scan);
 	if (HeapTupleIsValid(tuple) &&
 		((Form_pg_trigger) GETSTRUCT(tuple))->tgenabled != TRIGGER_FIRES_ALWAYS)
@@ -304,17 +312,12 @@ static bool
 has_fence_trigger(Oid relid, const char *tgname)
 {
 	Relation	tgrel;
-	ScanKeyData keys[2];
 	SysScanDesc scan;
 	HeapTuple	tuple;
 	bool		ours;
 
 	tgrel = table_open(TriggerRelationId, AccessShareLock);
-	ScanKeyInit(&keys[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(relid));
-	ScanKeyInit(&keys[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber,
-				F_NAMEEQ, CStringGetDatum(tgname));
-	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 2, keys);
+	scan = trigger_named(tgrel, relid, tgname);
 	tuple = systable_getnext(scan);
 	ours = HeapTupleIsValid(tuple) &&
 		((Form_pg_trigger) GETSTRUCT(tuple))->tgfoid == fence_trigger_oid();
