@@ -134,6 +134,26 @@ SELECT fencing.fence_next_epoch('moved') AS moved_term;
 SELECT generation, reason FROM fencing.clock;
 
 \c :regress_db
+-- a scope of external tokens at the top of the range (any role that may
+-- create scopes can push one there with takeover()) does not move the clock
+-- of a copy past every band: its tokens are not the clock's
+CREATE DATABASE fencing_clock_ext;
+\c fencing_clock_ext
+SET client_min_messages = error;
+CREATE EXTENSION fencing;
+RESET client_min_messages;
+SELECT fencing.fence_next_epoch('plain') AS plain_term;
+SELECT fencing.create_scope('ext', tokens => 'external');
+SELECT fencing.takeover('ext', 9223372036854775806);
+SELECT fencing.fence_next_epoch('ext') AS ext_term;
+\c :regress_db
+CREATE DATABASE fencing_clock_ext_copy TEMPLATE fencing_clock_ext;
+\c fencing_clock_ext_copy
+SELECT fencing.fence_next_epoch('plain') AS term_after_copy;
+SELECT generation FROM fencing.clock_state();
+\c :regress_db
+DROP DATABASE fencing_clock_ext;
+DROP DATABASE fencing_clock_ext_copy;
 DROP DATABASE fencing_clock;
 DROP DATABASE fencing_clock_copy;
 DROP DATABASE fencing_clock_14;

@@ -258,18 +258,22 @@ clock_unconfirmed_reason(const ClockRow *row, int64 tli)
 }
 
 /*
- * The highest term known to be issued: the largest latest term of any scope
- * (fencing.scopes.epoch, written only with a term, above every term of its
- * scope in fencing.terms; scopes are never deleted), whatever its kind now;
- * -1 when none.  Read as the extension's owner, one pass over the scopes
- * (only when the clock moves, or is shown).
+ * The highest term known to be issued by the clock: the largest latest term
+ * of any scope of issued tokens (fencing.scopes.epoch, written only with a
+ * term, above every term of its scope in fencing.terms; scopes are never
+ * deleted); -1 when none.  A scope of external tokens is left out: its
+ * tokens are a lock service's, any number its owner chooses (2^63 - 2 would
+ * leave no band for any scope after the next move), and the bands protect
+ * no term above them.  Read as the extension's owner, one pass over the
+ * scopes (only when the clock moves, or is shown).
  */
 static int64
 clock_highest_term(Snapshot snapshot)
 {
 	static SPIPlanPtr plan = NULL;
 	static const char *sql =
-		"SELECT pg_catalog.max(s.epoch) FROM fencing.scopes AS s";
+		"SELECT pg_catalog.max(s.epoch) FROM fencing.scopes AS s"
+		" WHERE s.tokens OPERATOR(pg_catalog.=) 'issued'";
 	FencingUserContext uctx;
 	int64		highest = -1;
 	bool		isnull;
