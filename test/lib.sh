@@ -107,6 +107,7 @@ declare -gA FENCING_PORT_SLOTS=(
     [bench_takeover]=34         # test/bench/takeover              BENCH_PORT
     [bench_scale]=35            # test/bench/scale                 BENCH_PORT
     [histories]=36              # test/histories/run (one history at a time) FENCING_HISTORIES_PORT
+    [histories_standby]=37      #   its streaming standby         FENCING_HISTORIES_STANDBY_PORT
     [matrix_pg15_regress]=101   # test/stages/matrix, per version: pg_regress,
     [matrix_pg15_isolation]=102 #   pg_isolation_regress, as is and preloaded
     [matrix_pg15_isolation_preloaded]=103

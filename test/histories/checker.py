@@ -106,6 +106,14 @@ class Resets:
         for op in hist:
             if op['op'] == 'reset_mark' and op['result'] in ('ok', 'unknown'):
                 self.by[op['args']['scope']].append(op)
+            # an asynchronous standby promoted may lack raises of scopes of
+            # external tokens (the terms of issued scopes are fenced by
+            # fence_older_timelines())
+            if op['op'] == 'fault' and op['args'].get('kind') == 'promote' and op['args'].get('mode') == 'async':
+                for sc in op['args'].get('external', []):
+                    self.by[sc].append(op)
+        self.async_promotions = [op for op in hist if op['op'] == 'fault'
+                                 and op['args'].get('kind') == 'promote' and op['args'].get('mode') == 'async']
 
     def between(self, scope, a, b):
         """A reset that may have taken effect after a (an op) and before b
@@ -232,8 +240,8 @@ def check(hist, final):
                 v.append(('I5', 'statement %s left a change although %s: %s'
                           % (s['id'], bad, json.dumps(where[:3])), [op]))
             if (op['result'] == 'ok' and s.get('result') == 'ok' and (s.get('rows') or 0) > 0
-                    and not op['args'].get('sync_off') and final.get('audit') is not None
-                    and 'audit' in final and s['id'] not in changes):
+                    and not op['args'].get('sync_off') and 'audit' in final and s['id'] not in changes
+                    and not any(op['inv'] < p['cmp'] for p in resets.async_promotions)):
                 v.append(('LOST', 'statement %s was acknowledged as committed (%d rows) but is not in the audit table'
                           % (s['id'], s['rows']), [op]))
 

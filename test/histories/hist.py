@@ -66,12 +66,39 @@ class Hist:
         return r
 
 
-def connect(a, user, name, timeout=60.0):
+def primary(a):
+    """(data directory, port) of the current primary: with a standby, the
+    nemesis's promotion moves it (the file is replaced atomically)."""
+    try:
+        with open(os.path.join(a.dir, 'primary')) as f:
+            d, p = f.read().split()
+            return d, int(p)
+    except (OSError, ValueError):
+        return 'data', a.port
+
+
+def set_primary(a, d, port):
+    tmp = os.path.join(a.dir, 'primary.tmp')
+    with open(tmp, 'w') as f:
+        f.write('%s %d\n' % (d, port))
+    os.rename(tmp, os.path.join(a.dir, 'primary'))
+
+
+def connect(a, user, name, timeout=60.0, port=None):
+    """A connection to the current primary (never to a standby: a client
+    that reached the old port while a promotion rebuilt it as a standby
+    tries again)."""
     end = now() + timeout
     while True:
         try:
+            p = port or primary(a)[1]
+            if p == 0:
+                raise psycopg.OperationalError('no primary: a promotion is under way')
             c = psycopg.connect('host=%s port=%d dbname=postgres user=%s application_name=%s connect_timeout=5'
-                                % (a.host, a.port, user, name), autocommit=True)
+                                % (a.host, p, user, name), autocommit=True)
+            if c.execute('SELECT pg_catalog.pg_is_in_recovery()').fetchone()[0]:
+                c.close()
+                raise psycopg.OperationalError('a standby')
             return c
         except psycopg.Error:
             if now() > end:
@@ -415,29 +442,120 @@ def monitor(a):
 
 
 # ------------------------------------------------------------------ nemesis
-def pg_ctl(a, *args):
-    cmd = ['pg_ctl', '-D', os.path.join(a.dir, 'data')] + list(args)
+def as_pg(a, cmd):
     if os.getuid() == 0:
         cmd = ['runuser', '-u', 'postgres', '--', 'env', 'PATH=' + os.environ['PATH']] + cmd
     return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                           cwd=a.dir).returncode
 
 
-def postmaster_pid(a):
+def pg_ctl(a, *args, data=None):
+    return as_pg(a, ['pg_ctl', '-D', os.path.join(a.dir, data or primary(a)[0])] + list(args))
+
+
+def postmaster_pid(a, data=None):
     try:
-        with open(os.path.join(a.dir, 'data', 'postmaster.pid')) as f:
+        with open(os.path.join(a.dir, data or primary(a)[0], 'postmaster.pid')) as f:
             return int(f.readline())
     except (OSError, ValueError):
         return None
 
 
-def start_server(a):
+def start_server(a, data=None):
+    data = data or primary(a)[0]
+    log = os.path.join(a.dir, 'server.log' if data == 'data' else 'server-%s.log' % data)
     end = now() + 60
     while now() < end:
-        if pg_ctl(a, '-l', os.path.join(a.dir, 'server.log'), '-w', '-t', '30', 'start') == 0:
+        if pg_ctl(a, '-l', log, '-w', '-t', '30', 'start', data=data) == 0:
             return True
         time.sleep(0.5)
     return False
+
+
+def make_standby(a, data, port, source_port=None):
+    """A streaming standby of the current primary in a.dir/data, on port."""
+    path = os.path.join(a.dir, data)
+    subprocess.run(['rm', '-rf', path])
+    if as_pg(a, ['pg_basebackup', '-D', path, '-R', '-X', 'stream', '-c', 'fast',
+                 '-h', a.host, '-p', str(source_port or primary(a)[1]), '-U', 'postgres']) != 0:
+        return False
+    with open(os.path.join(path, 'postgresql.auto.conf'), 'a') as f:
+        f.write("port = %d\n" % port)
+    return start_server(a, data)
+
+
+def standby_of(a):
+    d, p = primary(a)
+    return ('data2', a.port2) if d == 'data' else ('data', a.port)
+
+
+def promote(a, h, rnd, conn):
+    """The primary dies (kill -9), the standby is promoted; a new standby is
+    made from it; fence_older_timelines() runs; then the clients follow."""
+    inv = now()
+    old_d, old_p = primary(a)
+    new_d, new_p = standby_of(a)
+    if not postmaster_pid(a, new_d):
+        return h.rec('fault', {'kind': 'promote', 'mode': a.standby}, inv, 'fail', msg='no standby')
+    lag = None
+    if a.standby == 'async' and rnd.random() < 0.5:
+        # a lagging standby: its WAL receiver is frozen while the primary
+        # goes on, then the primary dies: what was not received is lost
+        try:
+            c = psycopg.connect('host=%s port=%d dbname=postgres user=postgres connect_timeout=5'
+                                % (a.host, new_p), autocommit=True)
+            r = c.execute('SELECT pid FROM pg_catalog.pg_stat_wal_receiver').fetchone()
+            c.close()
+            if r and r[0]:
+                lag = rnd.uniform(0.5, 3.0)
+                os.kill(r[0], signal.SIGSTOP)
+                time.sleep(lag)
+        except (psycopg.Error, OSError) as e:
+            h.rec('fault', {'kind': 'lag', 'error': str(e)}, now(), 'fail')
+            r = lag = None
+    pid = postmaster_pid(a, old_d)
+    conn.close()
+    set_primary(a, 'none', 0)          # nobody connects until the new one is published
+    if pid:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if lag:
+        os.kill(r[0], signal.SIGCONT)
+    rc = pg_ctl(a, '-w', '-t', '60', 'promote', data=new_d)
+    if a.standby == 'sync':
+        # nothing acknowledged is lost: the clients may come at once (their
+        # commits wait for the new standby)
+        set_primary(a, new_d, new_p)
+    time.sleep(1.0)                 # the old primary's backends see it died
+    ok = rc == 0 and make_standby(a, old_d, old_p, source_port=new_p)
+    raised = 0
+    try:
+        # an asynchronous standby may have missed raises: every term of the
+        # older timelines is fenced before a leader may connect
+        # (docs/operations.md, failover)
+        c = connect(a, 'postgres', 'hist-nemesis', timeout=60, port=new_p)
+        c.execute("SET statement_timeout = '60s'")
+        # a transaction prepared on the old primary survives the promotion and
+        # holds its scope: fence_older_timelines() would wait for it, and its
+        # client cannot come to finish it yet (its outcome was recorded unknown)
+        gids = [g for (g,) in c.execute('SELECT gid FROM pg_catalog.pg_prepared_xacts')]
+        for g in gids:
+            c.execute("ROLLBACK PREPARED '%s'" % g)
+        while True:
+            n = c.execute('SELECT fencing.fence_older_timelines()').fetchone()[0]
+            raised += n
+            if n == 0:
+                break
+        tl = c.execute('SELECT timeline FROM fencing.clock_timeline()').fetchone()[0]
+        c.close()
+        set_primary(a, new_d, new_p)
+    except psycopg.Error as e:
+        return h.rec('fault', {'kind': 'promote', 'mode': a.standby}, inv, 'fail', msg=str(e))
+    return h.rec('fault', {'kind': 'promote', 'mode': a.standby, 'lagging': lag, 'timeline': tl,
+                           'rolled_back_prepared': gids,
+                           'fenced_older': raised, 'external': EXTERNAL}, inv, 'ok' if ok else 'fail')
 
 
 def nemesis(a, client_pids):
@@ -452,6 +570,8 @@ def nemesis(a, client_pids):
     revoked = {}
     kinds = ['pause', 'pause', 'pause', 'kill_backend', 'kill_postmaster', 'restart',
              'alter_owner', 'revoke_grant', 'revoke_grant', 'reset_mark', 'reset_mark']
+    if a.standby != 'none':
+        kinds += ['promote']
     weights = [k for k in kinds if a.faults == 'all' or k in a.faults.split(',')]
     time.sleep(rnd.uniform(1, 3))
     while now() < end - 3:
@@ -514,6 +634,8 @@ def nemesis(a, client_pids):
                 rc = pg_ctl(a, '-m', m, '-w', '-t', '30', 'stop')
                 ok = start_server(a)
                 h.rec('fault', {'kind': 'restart', 'mode': m}, inv, 'ok' if ok and rc == 0 else 'fail')
+            elif kind == 'promote':
+                promote(a, h, rnd, conn)
             elif kind == 'alter_owner':
                 s = rnd.choice(SCOPES)
                 new = rnd.choice(['owner_a', 'owner_b'])
@@ -559,6 +681,10 @@ def final(a):
     if not postmaster_pid(a) or pg_ctl(a, 'status') != 0:
         start_server(a)
     c = connect(a, 'postgres', 'hist-final')
+    if a.standby == 'sync':
+        # the standby may be down: nothing below may wait for it
+        c.execute('ALTER SYSTEM RESET synchronous_standby_names')
+        c.execute('SELECT pg_catalog.pg_reload_conf()')
     # prepared transactions nobody finished: roll them back (their writes
     # were recorded unknown)
     for (gid,) in c.execute('SELECT gid FROM pg_catalog.pg_prepared_xacts').fetchall():
@@ -594,6 +720,8 @@ def main():
     p.add_argument('--fault-gap', type=float, default=3.0)
     p.add_argument('--sabotage', action='store_true')
     p.add_argument('--pids', default='')
+    p.add_argument('--port2', type=int, default=0)
+    p.add_argument('--standby', choices=['none', 'sync', 'async'], default='none')
     a = p.parse_args()
     if a.role == 'client':
         return client(a, a.id)
@@ -603,9 +731,20 @@ def main():
         return nemesis(a, [int(x) for x in a.pids.split(',') if x])
     # run: set up, start the processes, wait for them, dump the final state
     os.makedirs(os.path.join(a.dir, 'history'), exist_ok=True)
+    if a.standby != 'none':
+        c = connect(a, 'postgres', 'hist-setup')
+        if a.standby == 'sync':
+            c.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+            c.execute('SELECT pg_catalog.pg_reload_conf()')
+        c.close()
+        set_primary(a, 'data', a.port)
+        if not make_standby(a, 'data2', a.port2):
+            print('the standby did not start', file=sys.stderr)
+            return 1
     setup(a)
     me = [sys.executable, os.path.abspath(__file__)]
     common = ['--dir', a.dir, '--host', a.host, '--port', str(a.port), '--seed', str(a.seed),
+              '--port2', str(a.port2), '--standby', a.standby,
               '--seconds', str(a.seconds), '--max-prepared', str(a.max_prepared)]
     procs = []
     for i in range(a.clients):
