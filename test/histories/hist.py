@@ -414,6 +414,7 @@ def monitor(a):
     h = Hist(os.path.join(a.dir, 'history', 'monitor.jsonl'), 'monitor')
     end = now() + a.seconds
     conn = None
+    sconn, seen, seq = None, {}, 0
     while now() < end:
         try:
             if conn_dead(conn):
@@ -438,7 +439,51 @@ def monitor(a):
             except psycopg.Error as e:
                 res, st, msg = classify(e)
                 h.rec('next_epoch', {'scope': f}, inv, res, sqlstate=st, msg=msg)
+        if a.standby != 'none' and rnd.random() < 0.3:
+            sconn, seen, seq = standby_pool(a, h, rnd, sconn, seen, seq)
         time.sleep(rnd.uniform(0.01, 0.05))
+
+
+def standby_pool(a, h, rnd, sconn, seen, seq):
+    """A pooled backend on the standby, as the application's role: a retried
+    call lands there (read-only calls of the extension: marks, tokens), and
+    the backend lives across the standby's promotion.  Once its server is the
+    published primary, it writes with the marks it read while a standby
+    (recorded and judged like the clients' writes), then leaves."""
+    try:
+        if conn_dead(sconn):
+            d, p = primary(a)
+            if p == 0:
+                return None, {}, seq
+            sp = standby_of(a)[1]
+            sconn = psycopg.connect('host=%s port=%d dbname=postgres user=app application_name=hist-pool '
+                                    'connect_timeout=5' % (a.host, sp), autocommit=True)
+            sconn.port_ = sp
+            seen = {}
+        s = rnd.choice(SCOPES)
+        if sconn.execute('SELECT pg_catalog.pg_is_in_recovery()').fetchone()[0]:
+            v = sconn.execute('SELECT fencing.committed_mark(%s)', (s,)).fetchone()[0]
+            if v:
+                seen[s] = v
+                sconn.execute('BEGIN')
+                sconn.execute('SELECT fencing.use_token(%s, %s)', (s, v))
+                sconn.execute('SELECT count(*) FROM w_%s' % s).fetchone()
+                sconn.execute('COMMIT')
+            sconn.execute('SELECT count(*) FROM fencing.lease_status').fetchone()
+        elif primary(a)[1] == sconn.port_ and seen:
+            s = rnd.choice(sorted(seen))
+            for _ in range(3):
+                seq += 1
+                write(a, h, rnd, sconn, 'pool', seq, s, seen[s], [], False)
+            sconn.close()
+            return None, {}, seq
+    except psycopg.Error:
+        try:
+            if sconn is not None and not sconn.closed:
+                sconn.execute('ROLLBACK')
+        except psycopg.Error:
+            pass
+    return sconn, seen, seq
 
 
 # ------------------------------------------------------------------ nemesis
@@ -542,7 +587,10 @@ def promote(a, h, rnd, conn):
         # client cannot come to finish it yet (its outcome was recorded unknown)
         gids = [g for (g,) in c.execute('SELECT gid FROM pg_catalog.pg_prepared_xacts')]
         for g in gids:
-            c.execute("ROLLBACK PREPARED '%s'" % g)
+            try:
+                c.execute("ROLLBACK PREPARED '%s'" % g)
+            except psycopg.Error:
+                pass        # its client, back already (synchronous: at once), ended it
         while True:
             n = c.execute('SELECT fencing.fence_older_timelines()').fetchone()[0]
             raised += n
