@@ -274,7 +274,10 @@ def summary(hist):
     c = defaultdict(int)
     for op in hist:
         if op['op'] == 'fault':
-            c['fault:' + op['args'].get('kind', '?') + ('' if op['result'] == 'ok' else '(' + op['result'] + ')')] += 1
+            k = op['args'].get('kind', '?')
+            if k == 'promote':
+                k += '-' + op['args'].get('mode', '?') + ('-lagging' if op['args'].get('lagging') else '')
+            c['fault:' + k + ('' if op['result'] == 'ok' else '(' + op['result'] + ')')] += 1
         elif op['op'] == 'reset_mark':
             c['fault:reset_mark' + ('' if op['result'] == 'ok' else '(' + op['result'] + ')')] += 1
         else:
