@@ -614,7 +614,6 @@ def nemesis(a, client_pids):
     update_at = (now() + a.seconds * rnd.uniform(0.2, 0.6)
                  if os.path.exists(os.path.join(a.dir, 'ext-from')) else None)
     conn = None
-    owner = 'owner_a'
     revoked = {}
     kinds = ['pause', 'pause', 'pause', 'kill_backend', 'kill_postmaster', 'restart',
              'alter_owner', 'revoke_grant', 'revoke_grant', 'reset_mark', 'reset_mark']
