@@ -169,10 +169,14 @@ def setup(a):
         tables = [('w_' + s, 'column')]
         if s in DECLARED_TABLE:
             tables.append((DECLARED_TABLE[s], 'declared'))
+        tables.append(('r_' + s, 'row'))     # fenced per row only, written with s's terms
         for t, how in tables:
             c.execute('CREATE TABLE %s (k int PRIMARY KEY, payload text NOT NULL, tok bigint)' % t)
             c.execute('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO app' % t)
-            c.execute("SELECT fencing.protect(%s, 'tok', scope => %s, tokens => %s)", (t, s, how))
+            if how == 'row':
+                c.execute("SELECT fencing.protect(%s, 'tok')", (t,))
+            else:
+                c.execute("SELECT fencing.protect(%s, 'tok', scope => %s, tokens => %s)", (t, s, how))
             c.execute('CREATE TRIGGER hist_audit AFTER INSERT OR UPDATE OR DELETE ON %s '
                       'FOR EACH ROW EXECUTE FUNCTION hist_audit()' % t)
     c.close()
@@ -293,8 +297,9 @@ def client(a, cid):
 
 def write(a, h, rnd, conn, name, seq, scope, term, old, prepared_ok):
     tables = ['w_' + scope] + ([DECLARED_TABLE[scope]] if scope in DECLARED_TABLE else [])
-    table = rnd.choice(tables)
-    declared_only = table != 'w_' + scope
+    table = rnd.choice(tables) if rnd.random() < 0.8 else 'r_' + scope
+    declared_only = table.startswith('d_')
+    rowmode = table.startswith('r_')
     y = rnd.random()
     if y < 0.05:
         token, why = None, 'none'                          # tokenless: must be refused
@@ -312,7 +317,7 @@ def write(a, h, rnd, conn, name, seq, scope, term, old, prepared_ok):
     prepared = prepared_ok and rnd.random() < 0.1
     gid = '%s-%d' % (name, seq)
     stmts = []
-    args = {'scope': scope, 'table': table, 'token': token, 'why': why, 'mode': mode,
+    args = {'scope': scope, 'table': table, 'rowmode': rowmode, 'token': token, 'why': why, 'mode': mode,
             'iso': iso, 'sync_off': sync_off, 'prepared': prepared, 'stmts': stmts}
     inv = now()
     commit_sent = False
@@ -320,14 +325,16 @@ def write(a, h, rnd, conn, name, seq, scope, term, old, prepared_ok):
         conn.execute('BEGIN ISOLATION LEVEL ' + iso)
         if sync_off:
             conn.execute('SET LOCAL synchronous_commit = off')
-        if mode == 'declared':
+        if mode == 'declared' and rowmode:
+            conn.execute('SELECT fencing.use_token(%s::bigint)', (token,))
+        elif mode == 'declared':
             conn.execute('SELECT fencing.use_token(%s, %s)', (scope, token))
         for i in range(rnd.randint(1, 3)):
             sid = '%s-%d-%d' % (name, seq, i)
             k = rnd.randrange(KEYS)
             kinds = ['insert', 'update', 'upsert', 'merge']
-            if mode != 'column':
-                kinds.append('delete')
+            if mode != 'column' and not rowmode:
+                kinds.append('delete')      # per row only: no mark of deleted rows (design.md)
             kind = rnd.choice(kinds)
             if kind == 'insert' and rnd.random() < 0.7:
                 k = rnd.randrange(KEYS, KEYS * 64)     # a new row, mostly
@@ -745,7 +752,7 @@ def final(a):
         'SELECT n, tbl, kind, k, payload, tok, stmt FROM hist_audit ORDER BY n')]
     tables = {}
     for s in SCOPES:
-        for t in ['w_' + s] + ([DECLARED_TABLE[s]] if s in DECLARED_TABLE else []):
+        for t in ['w_' + s, 'r_' + s] + ([DECLARED_TABLE[s]] if s in DECLARED_TABLE else []):
             tables[t] = [list(r) for r in c.execute('SELECT k, payload, tok FROM %s ORDER BY k' % t)]
     with open(os.path.join(a.dir, 'final.json'), 'w') as f:
         json.dump({'audit': audit, 'tables': tables}, f)
