@@ -1,0 +1,443 @@
+#!/usr/bin/python3
+# test/histories/checker.py: judges a recorded history of the fence.
+#
+#   checker.py DIR         reads DIR/history/*.jsonl and DIR/final.json (hist.py)
+#   checker.py --self-test feeds it synthetic histories, one per invariant with
+#                          a violation injected (each must be reported) and
+#                          clean ones (none may be)
+#
+# Operations are judged by real time: A precedes B when A completed before B
+# was invoked (CLOCK_MONOTONIC, shared by all processes).  Only acknowledged
+# outcomes count: "ok" happened, "fail" did not, "unknown" (the connection
+# died before the commit was acknowledged) is neither.  Reports, each with the
+# minimal excerpt of the history that shows it:
+#   I1  a term returned twice for a scope, or a term not above one returned
+#       (completed) before it was invoked;
+#   I2  a mark read lower than a mark read, or a raise acknowledged, before
+#       the read was invoked, with no reset_mark of that scope that may lie
+#       between (a reset whose interval overlaps the span);
+#   I3  a write acknowledged as committed with a token below a mark raised by
+#       a term, takeover or write acknowledged before the write was invoked
+#       (again unless a reset may lie between);
+#   I4  an acknowledged write that carried no token and changed a row;
+#   I5  a change in the audit table (every committed row change, tagged with
+#       the statement that made it) or the final tables made by a statement
+#       that was rejected, rolled back to a savepoint, or whose transaction
+#       failed;
+#   LOST a change acknowledged as committed (synchronous_commit on) missing
+#       from the audit table (durability: not one of I1-I5, reported beside).
+import heapq
+import json
+import os
+import sys
+from collections import defaultdict
+
+RAISES = ('next_epoch', 'acquire_lease', 'takeover')
+
+
+def load(d):
+    hist = []
+    hd = os.path.join(d, 'history')
+    for fn in sorted(os.listdir(hd)):
+        if fn.endswith('.jsonl'):
+            with open(os.path.join(hd, fn)) as f:
+                for line in f:
+                    line = line.strip()
+                    if line:
+                        try:
+                            hist.append(json.loads(line))
+                        except ValueError:
+                            pass   # a line cut by kill -9 of its writer
+    final = {'audit': [], 'tables': {}}
+    fp = os.path.join(d, 'final.json')
+    if os.path.exists(fp):
+        with open(fp) as f:
+            final = json.load(f)
+    return hist, final
+
+
+def term_of(op):
+    """The term an ok op returned, or None."""
+    if op['result'] != 'ok':
+        return None
+    if op['op'] == 'next_epoch':
+        return op.get('value')
+    if op['op'] == 'acquire_lease':
+        v = op.get('value')
+        return v[1] if v and v[0] else None
+    return None
+
+
+def wrote(op):
+    """Statements of an ok write that changed rows (committed)."""
+    return [s for s in op['args'].get('stmts', [])
+            if s.get('result') == 'ok' and (s.get('rows') or 0) > 0]
+
+
+def is_row(op):
+    """A write to a table fenced per row only (r_*): it raises no scope's mark."""
+    return bool(op['args'].get('rowmode'))
+
+
+def raise_of(op):
+    """(scope, value) of the mark an acknowledged op raised the scope to, at least."""
+    if op['result'] != 'ok':
+        return None
+    t = term_of(op)
+    if t is not None:
+        return op['args']['scope'], t
+    if op['op'] == 'takeover':
+        return op['args']['scope'], op['args']['token']
+    if op['op'] == 'write' and op['args'].get('token') is not None and wrote(op) and not is_row(op):
+        return op['args']['scope'], op['args']['token']
+    return None
+
+
+def short(op):
+    keep = {k: op[k] for k in ('proc', 'op', 'result', 'value', 'sqlstate') if k in op}
+    a = dict(op.get('args', {}))
+    if 'stmts' in a:
+        a['stmts'] = [{k: s[k] for k in ('id', 'kind', 'k', 'result', 'rows', 'sqlstate') if k in s}
+                      for s in a['stmts']]
+    keep['args'] = a
+    keep['inv'] = round(op['inv'], 3)
+    keep['cmp'] = round(op['cmp'], 3)
+    return json.dumps(keep, sort_keys=True)
+
+
+class Resets:
+    """reset_mark calls per scope (ok or unknown: either may have lowered it)."""
+    def __init__(self, hist):
+        self.by = defaultdict(list)
+        for op in hist:
+            if op['op'] == 'reset_mark' and op['result'] in ('ok', 'unknown'):
+                self.by[op['args']['scope']].append(op)
+            # an asynchronous standby promoted may lack raises of scopes of
+            # external tokens (the terms of issued scopes are fenced by
+            # fence_older_timelines())
+            if op['op'] == 'fault' and op['args'].get('kind') == 'promote' and op['args'].get('mode') == 'async':
+                for sc in op['args'].get('external', []):
+                    self.by[sc].append(op)
+        self.async_promotions = [op for op in hist if op['op'] == 'fault'
+                                 and op['args'].get('kind') == 'promote' and op['args'].get('mode') == 'async']
+
+
+def sweep(items, queries, excusers):
+    """For each query (op, value), in order of invocation: the highest item
+    (value, op) completed before the query was invoked whose value is above
+    the query's, unless an excuser (a reset) may lie between: one invoked
+    before the query was invoked and completed after the item was invoked.
+    Yields (query op, (value, item op)).  O(n log n): the excusers' latest
+    completion among those invoked so far only grows, so an item it excuses
+    is excused for every later query too, and leaves the heap for good."""
+    items = sorted(items, key=lambda x: x[1]['cmp'])
+    queries = sorted(queries, key=lambda x: x[0]['inv'])
+    excusers = sorted(excusers, key=lambda x: x['inv'])
+    heap, i, j, m, n = [], 0, 0, float('-inf'), 0
+    for q, qval in queries:
+        while j < len(excusers) and excusers[j]['inv'] < q['inv']:
+            m = max(m, excusers[j]['cmp'])
+            j += 1
+        while i < len(items) and items[i][1]['cmp'] < q['inv']:
+            n += 1
+            heapq.heappush(heap, (-items[i][0], n, items[i][1]))
+            i += 1
+        while heap and heap[0][2]['inv'] < m:
+            heapq.heappop(heap)
+        if heap and -heap[0][0] > qval:
+            yield q, (-heap[0][0], heap[0][2])
+
+
+def check(hist, final):
+    v = []   # (invariant, text, [ops])
+    resets = Resets(hist)
+    by_inv = sorted(hist, key=lambda o: o['inv'])
+
+    # I1: terms, per scope
+    terms = defaultdict(list)
+    for op in hist:
+        t = term_of(op)
+        if t is not None:
+            terms[op['args']['scope']].append((t, op))
+    for scope, ts in terms.items():
+        seen = {}
+        for t, op in ts:
+            if t in seen:
+                v.append(('I1', 'scope %s: term %d returned twice' % (scope, t), [seen[t], op]))
+            else:
+                seen[t] = op
+        # each term above every term that completed before it was invoked
+        ts_c = sorted(ts, key=lambda x: x[1]['cmp'])
+        best = None   # highest term among those completed so far
+        j = 0
+        for t, op in sorted(ts, key=lambda x: x[1]['inv']):
+            while j < len(ts_c) and ts_c[j][1]['cmp'] < op['inv']:
+                if best is None or ts_c[j][0] > best[0]:
+                    best = ts_c[j]
+                j += 1
+            if best is not None and t <= best[0] and best[1] is not op and t != best[0]:
+                v.append(('I1', 'scope %s: term %d not above term %d returned before it was invoked'
+                          % (scope, t, best[0]), [best[1], op]))
+
+    # raises per scope, sorted by completion
+    raises = defaultdict(list)
+    for op in hist:
+        r = raise_of(op)
+        if r:
+            raises[r[0]].append((r[1], op))
+    for s in raises:
+        raises[s].sort(key=lambda x: x[1]['cmp'])
+
+    # I2: marks read (monitor, final) against earlier reads and raises
+    reads = defaultdict(list)
+    for op in hist:
+        if op['op'] == 'read_mark' and op['result'] == 'ok':
+            reads[op['args']['scope']].append(op)
+    for scope, rs in reads.items():
+        items = raises.get(scope, []) + [(r.get('value') or 0, r) for r in rs]
+        queries = [(r, r.get('value') or 0) for r in rs]
+        for q, (val, it) in sweep(items, queries, resets.by.get(scope, [])):
+            if it['op'] == 'read_mark':
+                text = 'scope %s: mark read as %d after it was read as %d' % (scope, q.get('value') or 0, val)
+            else:
+                text = 'scope %s: mark read as %d after a raise to %d was acknowledged' % (scope, q.get('value') or 0, val)
+            v.append(('I2', text, [it, q]))
+
+    # I3: acknowledged writes below an earlier acknowledged raise
+    writes = defaultdict(list)
+    for op in by_inv:
+        if (op['op'] == 'write' and op['result'] == 'ok' and wrote(op)
+                and op['args'].get('token') is not None and not is_row(op)):
+            writes[op['args']['scope']].append((op, op['args']['token']))
+    for scope, qs in writes.items():
+        for q, (val, it) in sweep(raises.get(scope, []), qs, resets.by.get(scope, [])):
+            v.append(('I3', 'scope %s: write with token %d committed after the mark was raised to %d'
+                      % (scope, q['args']['token'], val), [it, q]))
+
+    # I3 for tables fenced per row only: a write of a row acknowledged with a
+    # token below that of a write of the same row acknowledged before it was
+    # invoked (no DELETE on these tables: they keep no mark of deleted rows);
+    # an asynchronous promotion between the two excuses it (rows fall back)
+    per_row = defaultdict(list)
+    for op in hist:
+        if op['op'] == 'write' and op['result'] == 'ok' and is_row(op) and op['args'].get('token') is not None:
+            for st in wrote(op):
+                per_row[(op['args']['table'], st['k'])].append(op)
+    for (tbl, k), ops in per_row.items():
+        for q, (val, it) in sweep([(o['args']['token'], o) for o in ops],
+                                  [(o, o['args']['token']) for o in ops], resets.async_promotions):
+            v.append(('I3', 'table %s row k=%s: write with token %d committed after the row was written with %d'
+                      % (tbl, k, q['args']['token'], val), [it, q]))
+
+    # I4: acknowledged tokenless writes that changed rows
+    for op in by_inv:
+        if op['op'] == 'write' and op['result'] == 'ok' and op['args'].get('token') is None and wrote(op):
+            v.append(('I4', 'table %s: a write with no token committed' % op['args']['table'], [op]))
+
+    # I5 and LOST: the audit table and final tables against the statements
+    changes = defaultdict(list)
+    for row in final.get('audit', []):
+        if row.get('stmt'):
+            changes[row['stmt']].append(row)
+    payloads = set()
+    for t, rows in final.get('tables', {}).items():
+        for r in rows:
+            payloads.add(r[1])
+    for op in by_inv:
+        if op['op'] != 'write':
+            continue
+        for s in op['args'].get('stmts', []):
+            bad = None
+            if op['result'] == 'fail':
+                bad = 'its transaction failed (%s)' % op.get('sqlstate')
+            elif op['result'] == 'ok' and s.get('result') == 'fail':
+                bad = 'the statement was rejected (%s)' % s.get('sqlstate')
+            elif op['result'] != 'unknown' and s.get('result') == 'rolledback':
+                bad = 'it was rolled back to a savepoint'
+            if bad and (s['id'] in changes or s['id'] in payloads):
+                where = changes.get(s['id']) or [{'payload': s['id'], 'in': 'final table'}]
+                v.append(('I5', 'statement %s left a change although %s: %s'
+                          % (s['id'], bad, json.dumps(where[:3])), [op]))
+            if (op['result'] == 'ok' and s.get('result') == 'ok' and (s.get('rows') or 0) > 0
+                    and not op['args'].get('sync_off') and 'audit' in final and s['id'] not in changes
+                    and not any(op['inv'] < p['cmp'] for p in resets.async_promotions)):
+                v.append(('LOST', 'statement %s was acknowledged as committed (%d rows) but is not in the audit table'
+                          % (s['id'], s['rows']), [op]))
+
+    # I2 for rows: a row's token never goes down.  Changes of one row are in
+    # the audit table in commit order (a later writer of the row waited for
+    # the earlier one's commit before its AFTER trigger ran); only for scopes
+    # no reset_mark touched (a reset lowers what rows may carry).
+    scope_of = {}
+    for op in hist:
+        if op['op'] == 'write':
+            scope_of[op['args']['table']] = op['args']['scope']
+    last = {}
+    for row in final.get('audit', []):
+        sc = scope_of.get(row['tbl'])
+        if sc is None or row['tok'] is None or (not row['tbl'].startswith('r_') and resets.by.get(sc)):
+            continue
+        key = (row['tbl'], row['k'])
+        prev = last.get(key)
+        if row['kind'] != 'D' and prev is not None and row['tok'] < prev['tok']:
+            ops = [o for o in hist if o['op'] == 'write' and any(
+                s['id'] in (row['stmt'], prev['stmt']) for s in o['args'].get('stmts', []))]
+            v.append(('I2', 'table %s row k=%s: token went down from %s (statement %s) to %s (statement %s)'
+                      % (row['tbl'], row['k'], prev['tok'], prev['stmt'], row['tok'], row['stmt']), ops))
+        last[key] = row
+
+    return v
+
+
+def summary(hist):
+    c = defaultdict(int)
+    for op in hist:
+        if op['op'] == 'fault':
+            k = op['args'].get('kind', '?')
+            if k == 'promote':
+                k += '-' + op['args'].get('mode', '?') + ('-lagging' if op['args'].get('lagging') else '')
+            c['fault:' + k + ('' if op['result'] == 'ok' else '(' + op['result'] + ')')] += 1
+        elif op['op'] == 'reset_mark':
+            c['fault:reset_mark' + ('' if op['result'] == 'ok' else '(' + op['result'] + ')')] += 1
+        else:
+            c[op['op'] + ':' + op['result']] += 1
+    return dict(sorted(c.items()))
+
+
+def report(v, out=sys.stdout, limit=20):
+    by = defaultdict(int)
+    for inv, _, _ in v:
+        by[inv] += 1
+    for i, (inv, text, ops) in enumerate(v):
+        if i >= limit:
+            print('... and %d more' % (len(v) - limit), file=out)
+            break
+        print('VIOLATION %s: %s' % (inv, text), file=out)
+        for op in ops:
+            print('    ' + short(op), file=out)
+    return dict(by)
+
+
+# ------------------------------------------------------------------ self-test
+def _op(proc, op, args, inv, cmp, result='ok', **kw):
+    d = {'proc': proc, 'op': op, 'args': args, 'inv': inv, 'cmp': cmp, 'result': result}
+    d.update(kw)
+    return d
+
+
+def _w(proc, scope, tok, inv, cmp, result='ok', sid=None, sres='ok', rows=1, sync_off=False):
+    sid = sid or '%s-%s' % (proc, inv)
+    return _op(proc, 'write', {'scope': scope, 'table': 'w_' + scope, 'token': tok, 'sync_off': sync_off,
+                               'stmts': [{'id': sid, 'kind': 'insert', 'k': 1, 'result': sres, 'rows': rows}]},
+               inv, cmp, result)
+
+
+def _audit(*sids):
+    return {'audit': [{'n': i, 'tbl': 'w_s', 'kind': 'I', 'k': 1, 'payload': s, 'tok': 1, 'stmt': s}
+                      for i, s in enumerate(sids)], 'tables': {}}
+
+
+def self_test():
+    cases = []
+    # a clean history: terms rising, writes at the mark, a stale write
+    # rejected, a read after the raise, a reset then a lower write
+    clean = [
+        _op('c0', 'next_epoch', {'scope': 's'}, 1, 2, value=1),
+        _w('c0', 's', 1, 3, 4, sid='a'),
+        _op('c1', 'next_epoch', {'scope': 's'}, 5, 6, value=2),
+        _w('c0', 's', 1, 7, 8, result='fail', sid='b', sres='fail'),
+        _op('m', 'read_mark', {'scope': 's'}, 9, 10, value=2),
+        _op('n', 'reset_mark', {'scope': 's', 'mark': 1}, 11, 12, value=2),
+        _op('m', 'read_mark', {'scope': 's'}, 13, 14, value=1),
+        _w('c0', 's', 1, 15, 16, sid='c'),
+        # concurrent terms may complete in either order
+        _op('c0', 'next_epoch', {'scope': 's'}, 17, 20, value=4),
+        _op('c1', 'next_epoch', {'scope': 's'}, 18, 19, value=3),
+        # an unknown write is neither: its stale token is no violation
+        _w('c1', 's', 1, 21, 22, result='unknown', sid='d'),
+        _w('c1', 's', None, 23, 24, result='fail', sid='e', sres='fail'),
+    ]
+    cases.append(('clean history', clean, _audit('a', 'c', 'd'), set()))
+    cases.append(('I1: a term returned twice', clean + [
+        _op('c2', 'next_epoch', {'scope': 's'}, 30, 31, value=4)], _audit('a', 'c'), {'I1'}))
+    cases.append(('I1: a term below one returned before', [
+        _op('c0', 'next_epoch', {'scope': 's'}, 1, 2, value=5),
+        _op('c1', 'acquire_lease', {'scope': 's', 'holder': 'h'}, 3, 4, value=[True, 3])],
+        _audit(), {'I1'}))
+    cases.append(('I2: a mark went down with no reset', [
+        _op('m', 'read_mark', {'scope': 's'}, 1, 2, value=7),
+        _op('m', 'read_mark', {'scope': 's'}, 3, 4, value=6)], _audit(), {'I2'}))
+    cases.append(('I2: an acknowledged raise lost', [
+        _op('c0', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=3),
+        _op('m', 'read_mark', {'scope': 'x'}, 3, 4, value=3)], _audit(), {'I2'}))
+    cases.append(('I2: a reset may lie between (no violation)', [
+        _op('m', 'read_mark', {'scope': 's'}, 1, 2, value=7),
+        _op('n', 'reset_mark', {'scope': 's', 'mark': 3}, 2.5, 5, result='unknown'),
+        _op('m', 'read_mark', {'scope': 's'}, 3, 4, value=3)], _audit(), set()))
+    cases.append(('I3: a stale write committed', [
+        _op('c0', 'next_epoch', {'scope': 's'}, 1, 2, value=1),
+        _op('c1', 'next_epoch', {'scope': 's'}, 3, 4, value=2),
+        _w('c0', 's', 1, 5, 6, sid='z')], _audit('z'), {'I3'}))
+    cases.append(('I3: below a mark raised by a write', [
+        _w('c1', 's', 8, 1, 2, sid='y'),
+        _w('c0', 's', 5, 3, 4, sid='z')], _audit('y', 'z'), {'I3'}))
+    cases.append(('I3: concurrent raise (no violation)', [
+        _op('c1', 'next_epoch', {'scope': 's'}, 1, 4, value=2),
+        _w('c0', 's', 1, 3, 5, sid='z')], _audit('z'), set()))
+    cases.append(('I4: a tokenless write committed', [
+        _w('c0', 's', None, 1, 2, sid='t')], _audit('t'), {'I4'}))
+    cases.append(('I5: a rejected statement left a change', [
+        _w('c0', 's', 1, 1, 2, result='fail', sid='r', sres='fail')], _audit('r'), {'I5'}))
+    cases.append(('I5: a statement rolled back to a savepoint left a change', [
+        _w('c0', 's', 1, 1, 2, sid='r', sres='rolledback')], _audit('r'), {'I5'}))
+    cases.append(('I5: a rejected payload in the final table', [
+        _w('c0', 's', 1, 1, 2, result='fail', sid='r', sres='fail')],
+        {'audit': [], 'tables': {'w_s': [[1, 'r', 1]]}}, {'I5'}))
+    cases.append(('LOST: an acknowledged write missing', [
+        _w('c0', 's', 1, 1, 2, sid='l')], _audit(), {'LOST'}))
+    cases.append(('LOST: not with synchronous_commit off', [
+        _w('c0', 's', 1, 1, 2, sid='l', sync_off=True)], _audit(), set()))
+    cases.append(("I2: a row's token went down", [
+        _w('c0', 's', 5, 1, 2, sid='r1'), _w('c1', 's', 5, 3, 4, sid='r2')],
+        {'audit': [{'n': 1, 'tbl': 'w_s', 'kind': 'I', 'k': 1, 'payload': 'r1', 'tok': 5, 'stmt': 'r1'},
+                   {'n': 2, 'tbl': 'w_s', 'kind': 'U', 'k': 1, 'payload': 'r2', 'tok': 4, 'stmt': 'r2'}],
+         'tables': {}}, {'I2'}))
+    r1 = _w('c0', 's', 5, 1, 2, sid='p1')
+    r2 = _w('c1', 's', 4, 3, 4, sid='p2')
+    for r in (r1, r2):
+        r['args'].update(table='r_s', rowmode=True)
+    cases.append(('I3: a row written with a lower token (per-row table)', [r1, r2], _audit('p1', 'p2'), {'I3'}))
+    r3 = _w('c0', 's', 9, 1, 2, sid='p3')
+    r3['args'].update(table='r_s', rowmode=True)
+    cases.append(('per-row writes raise no scope mark (no violation)', [
+        r3, _w('c1', 's', 4, 3, 4, sid='p4')], _audit('p3', 'p4'), set()))
+    bad = 0
+    for name, hist, final, want in cases:
+        got = {x[0] for x in check(hist, final)}
+        if got == want:
+            print('ok - checker self-test: %s (reports %s)' % (name, ', '.join(sorted(got)) or 'nothing'))
+        else:
+            bad += 1
+            print('not ok - checker self-test: %s: wanted %s, got %s' % (name, sorted(want), sorted(got)))
+            report(check(hist, final))
+    return 1 if bad else 0
+
+
+def main():
+    if len(sys.argv) == 2 and sys.argv[1] == '--self-test':
+        return self_test()
+    if len(sys.argv) != 2:
+        print('usage: checker.py DIR | --self-test', file=sys.stderr)
+        return 2
+    hist, final = load(sys.argv[1])
+    v = check(hist, final)
+    s = summary(hist)
+    print('operations: %d; %s' % (sum(1 for o in hist if o['proc'] != 'final'),
+                                  ', '.join('%s %d' % kv for kv in s.items())))
+    by = report(v)
+    print('violations: %d %s' % (len(v), json.dumps(by, sort_keys=True)))
+    return 1 if v else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
