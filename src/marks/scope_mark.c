@@ -112,6 +112,33 @@ static uint64 held_generation = 1;
 static int	held_now = 0;
 
 /*
+ * The registry (fencing.scopes: its OID, storage and SQL version) this
+ * transaction took its first hold in.  A hold names a row of it: after a
+ * TRUNCATE of the registry, a DROP and CREATE EXTENSION or an update of the
+ * extension, the scope may be another row under another id, whose raises
+ * neither wait for this transaction nor are seen by it.  So a hold is used
+ * again only in the registry it was taken in (check_held_registry()).
+ */
+static FencingRegistry held_registry;
+
+static void
+check_held_registry(void)
+{
+	FencingRegistry now;
+
+	(void) fencing_scopes_relid();
+	fencing_registry_now(&now);
+	if (unlikely(now.relid != held_registry.relid ||
+				 now.relfilenode != held_registry.relfilenode ||
+				 now.version != held_registry.version))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("fencing scopes were re-created during this transaction"),
+				 errdetail("Table fencing.scopes was truncated, rewritten, created again or updated after this transaction took its scopes: the marks it holds name rows that are gone."),
+				 errhint("Retry the transaction.")));
+}
+
+/*
  * Set when a raise was deferred to the AFTER INSERT trigger (an INSERT ...
  * ON CONFLICT may not write the row it was admitted for).
  */
@@ -292,8 +319,15 @@ held_scope_entry(const char *scope)
 		entry->key_epoch = 0;
 		entry->cache_id = scope_inval_id_of_hash(hash);
 	}
+	if (found && entry->generation == held_generation && entry->mode != NoLock)
+		check_held_registry();
 	if (!found || entry->generation != held_generation)
 	{
+		if (held_now == 0)
+		{
+			(void) fencing_scopes_relid();
+			fencing_registry_now(&held_registry);
+		}
 		/*
 		 * A key kept from an earlier transaction is a guess, checked under
 		 * the lock it takes (locked_key_holds); after a change of the whole
