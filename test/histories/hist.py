@@ -15,9 +15,12 @@
 #     many filler scopes (so that the tiny table of shared marks churns);
 #   - a nemesis doing, at seeded random times: SIGSTOP/SIGCONT of a client,
 #     kill -9 of a backend, kill -9 of the postmaster and a restart, a fast
-#     restart, alter_scope_owner, revoke/grant, reset_mark by a superuser (and,
-#     with --sabotage, unprotect() of one table: the fence defeated without
-#     any C change, so that the checker must report violations).
+#     restart, alter_scope_owner, revoke/grant, reset_mark by a superuser,
+#     ALTER EXTENSION UPDATE from 1.4 (half the seeds); with --standby, the
+#     promotion of a streaming standby (sync, async, async and lagging),
+#     without, a move into a new cluster by pg_dump/pg_restore or pg_upgrade
+#     (and, with --sabotage, unprotect() of one table: the fence defeated
+#     without any C change, so that the checker must report violations).
 # Every operation is a JSON line (process, op, args, invoke and complete
 # times on CLOCK_MONOTONIC, which all processes share, result ok / fail with
 # the SQLSTATE / unknown when the connection died before the commit was
