@@ -15,9 +15,12 @@
 #     many filler scopes (so that the tiny table of shared marks churns);
 #   - a nemesis doing, at seeded random times: SIGSTOP/SIGCONT of a client,
 #     kill -9 of a backend, kill -9 of the postmaster and a restart, a fast
-#     restart, alter_scope_owner, revoke/grant, reset_mark by a superuser (and,
-#     with --sabotage, unprotect() of one table: the fence defeated without
-#     any C change, so that the checker must report violations).
+#     restart, alter_scope_owner, revoke/grant, reset_mark by a superuser,
+#     ALTER EXTENSION UPDATE from 1.4 (half the seeds); with --standby, the
+#     promotion of a streaming standby (sync, async, async and lagging),
+#     without, a move into a new cluster by pg_dump/pg_restore or pg_upgrade
+#     (and, with --sabotage, unprotect() of one table: the fence defeated
+#     without any C change, so that the checker must report violations).
 # Every operation is a JSON line (process, op, args, invoke and complete
 # times on CLOCK_MONOTONIC, which all processes share, result ok / fail with
 # the SQLSTATE / unknown when the connection died before the commit was
@@ -603,6 +606,59 @@ def dump_restore(a, h, rnd, conn, n):
                            'scopes_repaired': repaired}, inv, 'ok')
 
 
+def upgrade(a, h, rnd, conn, n):
+    """pg_upgrade --link into a new cluster (same major version: the
+    binary-upgrade path, timeline 1 again, a new system identifier).  Like a
+    move by dump: the clients shut out and every session ended first; the
+    prepared transactions left are rolled back (pg_upgrade refuses them;
+    their writes were recorded unknown)."""
+    inv = now()
+    old_d, port = primary(a)
+    set_primary(a, 'none', 0)
+    conn.close()
+    time.sleep(0.5)
+    new_d = 'data-u%d' % n
+    gids = []
+
+    def prepared():
+        c = connect(a, 'postgres', 'hist-nemesis', timeout=60, port=port)
+        for (g,) in c.execute('SELECT gid FROM pg_catalog.pg_prepared_xacts').fetchall():
+            c.execute("ROLLBACK PREPARED '%s'" % g)
+            gids.append(g)
+        c.close()
+        return 0
+    bindir = os.path.dirname(subprocess.run(['sh', '-c', 'command -v pg_ctl'], capture_output=True,
+                                            text=True).stdout.strip())
+    steps = [
+        ('restart', lambda: pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'restart', data=old_d)),
+        ('prepared', prepared),
+        ('stop', lambda: pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'stop', data=old_d)),
+        ('initdb', lambda: as_pg(a, ['initdb', '-D', os.path.join(a.dir, new_d), '-A', 'trust',
+                                     '-U', 'postgres', '--no-sync'])),
+        ('conf', lambda: as_pg(a, ['cp', os.path.join(a.dir, old_d, 'postgresql.conf'),
+                                   os.path.join(a.dir, new_d)])),
+        ('pg_upgrade', lambda: as_pg(a, ['pg_upgrade', '--link', '-U', 'postgres', '-b', bindir, '-B', bindir,
+                                         '-d', os.path.join(a.dir, old_d), '-D', os.path.join(a.dir, new_d),
+                                         '-p', str(a.port2), '-P', str(a.port2), '-s', a.dir])),
+        ('start', lambda: 0 if start_server(a, new_d) else 1),
+    ]
+    for name, step in steps:
+        try:
+            rc = step()
+        except psycopg.Error as e:
+            rc = str(e)
+        if rc != 0:
+            if name in ('pg_upgrade', 'start', 'initdb', 'conf'):
+                subprocess.run(['rm', '-rf', os.path.join(a.dir, new_d)])
+                # --link: the old cluster is usable until the new one started
+                start_server(a, old_d)
+            set_primary(a, old_d, port)
+            return h.rec('fault', {'kind': 'upgrade', 'step': name, 'rc': rc}, inv, 'fail')
+    set_primary(a, new_d, port)
+    subprocess.run(['rm', '-rf', os.path.join(a.dir, old_d)])
+    return h.rec('fault', {'kind': 'upgrade', 'to': new_d, 'rolled_back_prepared': gids}, inv, 'ok')
+
+
 def standby_of(a):
     d, p = primary(a)
     return ('data2', a.port2) if d == 'data' else ('data', a.port)
@@ -694,7 +750,7 @@ def nemesis(a, client_pids):
     if a.standby != 'none':
         kinds += ['promote']
     else:
-        kinds += ['dump_restore']
+        kinds += ['dump_restore', 'upgrade']
     moves = 0
     weights = [k for k in kinds if a.faults == 'all' or k in a.faults.split(',')]
     time.sleep(rnd.uniform(1, 3))
@@ -763,6 +819,9 @@ def nemesis(a, client_pids):
             elif kind == 'dump_restore':
                 moves += 1
                 dump_restore(a, h, rnd, conn, moves)
+            elif kind == 'upgrade':
+                moves += 1
+                upgrade(a, h, rnd, conn, moves)
             elif kind == 'alter_owner':
                 s = rnd.choice(SCOPES)
                 new = rnd.choice(['owner_a', 'owner_b'])
