@@ -14,7 +14,10 @@
 #     is accepted, and a partition created or attached after the restore is
 #     fenced (TRUNCATE trigger included);
 #   - on the source, a partition created and one attached later get their
-#     TRUNCATE fence from the event trigger (the control for the above).
+#     TRUNCATE fence from the event trigger (the control for the above);
+#   - restored into another cluster whose roles have other OIDs, scopes keep
+#     their owners and grants by role (1.4 stored OIDs: the restore handed
+#     them to whatever roles had those numbers there).
 use strict;
 use warnings;
 
@@ -33,6 +36,7 @@ sub q1 { return $node->safe_psql($_[0], $_[1]); }
 $node->safe_psql(
 	$db, q{
 	CREATE ROLE tenant LOGIN;
+	CREATE ROLE helper;
 	GRANT CREATE ON SCHEMA public TO tenant;
 	GRANT EXECUTE ON FUNCTION fencing.create_scope(text, text, regrole) TO tenant;
 	SET ROLE tenant;
@@ -45,6 +49,7 @@ $node->safe_psql(
 	CREATE TABLE events_us_1 PARTITION OF events_us FOR VALUES WITH (MODULUS 2, REMAINDER 1);
 	SELECT fencing.fence_next_epoch('events');
 	SELECT fencing.protect('events', 'tok', scope => 'events');
+	SELECT fencing.grant_scope('events', 'write', 'helper');
 	-- made after protect(): by the event trigger
 	CREATE TABLE events_ap PARTITION OF events FOR VALUES IN ('ap');
 	CREATE TABLE events_sa (region text, id int, v text, tok bigint, PRIMARY KEY (region, id));
@@ -120,5 +125,29 @@ for my $f (@formats)
 		qr/^events_af: zz_fence_inserted A, zz_fence_row A, zz_fence_truncate A$/m,
 		"$fmt: a partition created after the restore is fenced");
 }
+
+# Another cluster, its roles made in another order (other OIDs), the
+# globals first as pg_dumpall --globals-only would.
+my $other = PostgreSQL::Test::Cluster->new('other_cluster');
+$other->init;
+$other->start;
+$other->safe_psql('postgres', q{
+	CREATE ROLE intern; CREATE ROLE contractor;
+	CREATE ROLE helper; CREATE ROLE tenant LOGIN;
+	CREATE DATABASE moved;
+});
+isnt($other->safe_psql('postgres', "SELECT 'tenant'::regrole::oid"),
+	q1($db, "SELECT 'tenant'::regrole::oid"), 'the other cluster gives the tenant another OID');
+my ($stdout, $stderr);
+IPC::Run::run([ 'pg_restore', '--exit-on-error', '-d', $other->connstr('moved'), "$dir/db.dump" ],
+	'>', \$stdout, '2>', \$stderr);
+unlike($stderr // '', qr/ERROR/, 'restored into another cluster with no error');
+is($other->safe_psql('moved', q{SELECT owner::regrole::text FROM fencing.scopes WHERE scope = 'events'}),
+	'tenant', 'the scope is still the tenant\'s, whatever OID the tenant has there');
+is($other->safe_psql('moved', q{SELECT string_agg(grantee::regrole::text || ':' || privilege || ':' || granted_by::regrole::text, ',') FROM fencing.scope_grants WHERE scope = 'events'}),
+	'helper:write:tenant', 'its grant is still the helper\'s, granted by the tenant');
+is($other->safe_psql('moved', q{SELECT count(*) FROM fencing.health WHERE "check" LIKE '%dropped role%'}),
+	'0', 'health finds no scope of a dropped role');
+$other->stop;
 
 done_testing();

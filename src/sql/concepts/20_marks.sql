@@ -21,7 +21,7 @@ CREATE TABLE fencing.scopes (
     holder          text,
     epoch_issued_at timestamptz,
     terms_issued    bigint NOT NULL DEFAULT 0,
-    owner           oid NOT NULL,
+    owner           pg_catalog.regrole NOT NULL,
     tokens          text NOT NULL,
     id              bigint NOT NULL DEFAULT pg_catalog.nextval('fencing.scope_ids'::pg_catalog.regclass),
     CHECK (pg_catalog.octet_length(scope) OPERATOR(pg_catalog.<=) 200

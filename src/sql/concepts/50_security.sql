@@ -8,12 +8,12 @@
 -- Privileges granted on scopes; grantee 0 is PUBLIC.  The owner's are implicit.
 CREATE TABLE fencing.scope_grants (
     scope      text COLLATE "C" NOT NULL,
-    grantee    oid NOT NULL,
+    grantee    pg_catalog.regrole NOT NULL,
     privilege  text NOT NULL
                CHECK (privilege OPERATOR(pg_catalog.=) 'lead'
                       OR privilege OPERATOR(pg_catalog.=) 'write'
                       OR privilege OPERATOR(pg_catalog.=) 'read'),
-    granted_by oid NOT NULL,
+    granted_by pg_catalog.regrole NOT NULL,
     granted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
     PRIMARY KEY (scope, grantee, privilege)
 );

@@ -104,19 +104,19 @@ FROM (
     UNION ALL
     SELECT 'critical', 'scope owned by a dropped role', s.scope,
            pg_catalog.format('scope %s is owned by role OID %s, which no longer exists: a role created later with that OID would own the scope (Postgres records no dependency on it)',
-                             s.scope, s.owner),
+                             s.scope, s.owner::pg_catalog.oid),
            pg_catalog.format('Give the scope to a role, as a superuser: SELECT fencing.alter_scope_owner(%L, ''new_owner'');', s.scope)
       FROM fencing.scopes s
-     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) s.owner)
+     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) s.owner::pg_catalog.oid)
     UNION ALL
     SELECT 'warning', 'grant to a dropped role', g.scope,
            pg_catalog.format('scope %s grants %s to role OID %s, which no longer exists: a role created later with that OID would hold it',
-                             g.scope, g.privilege, g.grantee),
+                             g.scope, g.privilege, g.grantee::pg_catalog.oid),
            pg_catalog.format('Remove the grant, as a superuser: DELETE FROM fencing.scope_grants WHERE scope = %L AND grantee = %s;',
-                             g.scope, g.grantee)
+                             g.scope, g.grantee::pg_catalog.oid)
       FROM fencing.scope_grants g
-     WHERE g.grantee OPERATOR(pg_catalog.<>) 0
-       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) g.grantee)
+     WHERE g.grantee::pg_catalog.oid OPERATOR(pg_catalog.<>) 0
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) g.grantee::pg_catalog.oid)
     UNION ALL
     SELECT 'warning', 'scope not fenced since the promotion', s.scope,
            pg_catalog.format('scope %s has mark %s, below the floor %s of this server''s timeline %s: if the failover lost commits, a writer the old primary had fenced by a lost term is admitted until the scope''s next term',

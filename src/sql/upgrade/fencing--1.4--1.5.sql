@@ -165,8 +165,18 @@ SELECT 0, c.system_identifier, d.oid, 'fencing.clock'::pg_catalog.regclass::pg_c
    AND NOT EXISTS (SELECT 1 FROM fencing.terms t
                     WHERE t.epoch OPERATOR(pg_catalog.>=) (c.timeline OPERATOR(pg_catalog.*) 1099511627776));
 
+-- Scope owners and grantees are regrole, no longer oid: pg_dump writes a
+-- role's name and a restore into another cluster reads it back as that
+-- role's OID there (as oid, the number named whatever role had it there, or
+-- none).  The health view reads those columns: made again below.
+DROP VIEW fencing.health;
+ALTER TABLE fencing.scopes ALTER COLUMN owner TYPE pg_catalog.regrole;
+ALTER TABLE fencing.scope_grants
+    ALTER COLUMN grantee TYPE pg_catalog.regrole,
+    ALTER COLUMN granted_by TYPE pg_catalog.regrole;
+
 -- fencing.health reports a clock not confirmed since an unclean start.
-CREATE OR REPLACE VIEW fencing.health AS
+CREATE VIEW fencing.health AS
 WITH settings AS (
     SELECT pg_catalog.current_setting('fsync') AS fsync,
            pg_catalog.current_setting('full_page_writes') AS full_page_writes,
@@ -262,19 +272,19 @@ FROM (
     UNION ALL
     SELECT 'critical', 'scope owned by a dropped role', s.scope,
            pg_catalog.format('scope %s is owned by role OID %s, which no longer exists: a role created later with that OID would own the scope (Postgres records no dependency on it)',
-                             s.scope, s.owner),
+                             s.scope, s.owner::pg_catalog.oid),
            pg_catalog.format('Give the scope to a role, as a superuser: SELECT fencing.alter_scope_owner(%L, ''new_owner'');', s.scope)
       FROM fencing.scopes s
-     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) s.owner)
+     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) s.owner::pg_catalog.oid)
     UNION ALL
     SELECT 'warning', 'grant to a dropped role', g.scope,
            pg_catalog.format('scope %s grants %s to role OID %s, which no longer exists: a role created later with that OID would hold it',
-                             g.scope, g.privilege, g.grantee),
+                             g.scope, g.privilege, g.grantee::pg_catalog.oid),
            pg_catalog.format('Remove the grant, as a superuser: DELETE FROM fencing.scope_grants WHERE scope = %L AND grantee = %s;',
-                             g.scope, g.grantee)
+                             g.scope, g.grantee::pg_catalog.oid)
       FROM fencing.scope_grants g
-     WHERE g.grantee OPERATOR(pg_catalog.<>) 0
-       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) g.grantee)
+     WHERE g.grantee::pg_catalog.oid OPERATOR(pg_catalog.<>) 0
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) g.grantee::pg_catalog.oid)
     UNION ALL
     SELECT 'warning', 'scope not fenced since the promotion', s.scope,
            pg_catalog.format('scope %s has mark %s, below the floor %s of this server''s timeline %s: if the failover lost commits, a writer the old primary had fenced by a lost term is admitted until the scope''s next term',
@@ -312,3 +322,5 @@ FROM (
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
 'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, a clock not confirmed since an unclean start, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
+REVOKE ALL ON fencing.health FROM PUBLIC;
+GRANT SELECT ON fencing.health TO pg_monitor;
