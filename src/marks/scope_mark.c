@@ -120,12 +120,20 @@ static int	held_now = 0;
  * again only in the registry it was taken in (check_held_registry()).
  */
 static FencingRegistry held_registry;
+static uint64 held_registry_epoch;	/* mark_cache_epoch() when it was read */
 
 static void
 check_held_registry(void)
 {
 	FencingRegistry now;
 
+	/*
+	 * Every change of the registry comes with a message for it, which moves
+	 * the epoch: while the epoch stands, the registry does (one compare per
+	 * row); after a message, compare what the registry is now.
+	 */
+	if (likely(mark_cache_epoch() == held_registry_epoch))
+		return;
 	(void) fencing_scopes_relid();
 	fencing_registry_now(&now);
 	if (unlikely(now.relid != held_registry.relid ||
@@ -136,6 +144,7 @@ check_held_registry(void)
 				 errmsg("fencing scopes were re-created during this transaction"),
 				 errdetail("Table fencing.scopes was truncated, rewritten, created again or updated after this transaction took its scopes: the marks it holds name rows that are gone."),
 				 errhint("Retry the transaction.")));
+	held_registry_epoch = mark_cache_epoch();
 }
 
 /*
@@ -327,6 +336,7 @@ held_scope_entry(const char *scope)
 		{
 			(void) fencing_scopes_relid();
 			fencing_registry_now(&held_registry);
+			held_registry_epoch = mark_cache_epoch();
 		}
 		/*
 		 * A key kept from an earlier transaction is a guess, checked under
