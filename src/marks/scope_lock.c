@@ -31,17 +31,24 @@
  *   fine, a raise       the owner's lock in RowExclusiveLock, then the
  *                       scope's lock in ExclusiveLock;
  *   coarse, at the mark the owner's lock in ShareLock;
- *   coarse, a raise     the owner's lock in ExclusiveLock and, for a scope
- *                       that already has a mark, its own lock in
- *                       ExclusiveLock.
+ *   coarse, a raise     the owner's lock in ShareUpdateExclusiveLock, then
+ *                       the scope's own lock in ExclusiveLock (not for a
+ *                       scope the transaction created: no other
+ *                       transaction can see it yet).
  *
  * Why that keeps I3 and I6: a coarse writer at the mark holds off every
- * raise of the owner's scopes (RowExclusive, Exclusive) and no writer at the
- * mark.  A coarse raise holds off every other raise of the owner's scopes
- * and every coarse writer of them; writers at the mark of a scope it raises
- * exist only if the scope has a committed mark, and then it waits for them,
- * and holds them off, on the scope's own lock (no scope can get its first
- * mark meanwhile: that is a raise).  Every party names the owner it read
+ * raise of the owner's scopes, fine (RowExclusive) or coarse
+ * (ShareUpdateExclusive), and no writer at the mark.  A raise of a scope,
+ * fine or coarse, holds its own lock exclusively, so it waits for, and
+ * holds off, the scope's fine writers and every other raise of it; a coarse
+ * raise also waits for the owner's coarse writers.  A fine raise and a
+ * coarse raise of two different scopes of one owner do not wait for each
+ * other (RowExclusive and ShareUpdateExclusive do not conflict): a role
+ * with write on one scope of an owner, raising it, never holds up the
+ * owner's raises of other scopes, however many scopes the owner's
+ * transaction locks by owner; nor does a coarse at-mark lock come first in
+ * a raise (scope_mark.c locks a raise it foresees exclusively at once).
+ * Every party names the owner it read
  * before locking, and checks it again under the lock (scope_mark.c);
  * fencing.alter_scope_owner() first locks the scope exclusively under its
  * old owner, so that no writer still holds it by that owner.  So the number
@@ -115,7 +122,8 @@ scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode, bool coarse)
 	Assert(mode == ShareLock || mode == ExclusiveLock);
 	owner_tag(&upper, owner);
 	if (coarse)
-		return LockAcquire(&upper, mode, false, false);
+		return LockAcquire(&upper, mode == ExclusiveLock ? ShareUpdateExclusiveLock : ShareLock,
+						   false, false);
 
 	/* a raise shows itself on the owner's lock, where bulk writers see it */
 	if (mode == ExclusiveLock)
@@ -150,6 +158,12 @@ scope_lock_wait_for_writers(int64 scope_id)
 
 	scope_tag(&tag, scope_id);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+bool
+scope_lock_past_fine(void)
+{
+	return fine_locks >= SCOPE_LOCKS_MAX;
 }
 
 bool

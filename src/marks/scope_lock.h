@@ -32,10 +32,14 @@ extern LockAcquireResult scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE 
 											bool coarse);
 
 /*
- * A coarse raise of a scope that has a mark: wait for, and hold off until
- * the transaction ends, its writers at the mark (its own lock, exclusively).
+ * A coarse raise of a scope: wait for, and hold off until the transaction
+ * ends, its writers and raisers that lock it by its own lock (its own lock,
+ * exclusively).
  */
 extern void scope_lock_wait_for_writers(int64 scope_id);
+
+/* Whether this transaction has taken all the fine locks it takes of its own scopes. */
+extern bool scope_lock_past_fine(void);
 
 /* Give back a lock scope_lock_acquire() newly took (never a coarse one). */
 extern void scope_lock_release(int64 scope_id, Oid owner, LOCKMODE mode);

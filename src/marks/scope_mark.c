@@ -665,15 +665,12 @@ register_at_mark(ScopeHold *entry)
 }
 
 /*
- * A write at the mark: the scope's lock in share mode (or a registration),
- * and its mark read under it.  False, holding nothing, for a scope that
- * does not exist.
+ * A write at the mark: the scope's lock in share mode, and its mark read
+ * under it.  False, holding nothing, for a scope that does not exist.
  */
 static bool
 lock_share(ScopeHold *entry)
 {
-	if (register_at_mark(entry))
-		return true;
 	for (;;)
 	{
 		LockAcquireResult res;
@@ -702,24 +699,60 @@ lock_share(ScopeHold *entry)
 	return true;
 }
 
+static void lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
+						   HeapTuple *row, bool created);
+static bool may_write_raise(Relation rel);
+
 /*
- * The first write of a scope in this transaction: the share lock and the
- * mark, and if the token is above the mark and nothing was written under
- * the lock yet, the lock given back (the raise comes back exclusively).
- * False for a scope that does not exist, with nothing held.
+ * Whether the first write of a scope that this transaction locks by its
+ * owner (scope_lock.c: its own roles' scopes, past the fine locks) is, by
+ * the mark read without a lock, a raise.  It is then locked exclusively at
+ * once: the owner's lock in share mode, taken first, would wait for a
+ * raise of any other scope of the owner, which any role with write on that
+ * one scope may hold.  Only the lock taken depends on this guess: the mark
+ * is read again under the lock, and the verdict made from that read (a
+ * write found at the mark is admitted, one below it refused; a raise's
+ * rights are checked when it is admitted, raise_admitted()).
  */
 static bool
-lock_at_mark(ScopeHold *entry, int64 token)
+raise_by_owner_foreseen(ScopeHold *entry, int64 token, Relation rel)
 {
-	if (!lock_share(entry))
+	ScopeKey	key;
+	int64		guess;
+
+	if (likely(!scope_lock_past_fine()) || !may_write_raise(rel) ||
+		learn_scope_id(entry) == 0 ||
+		!scope_lock_next_is_coarse(entry->scope, entry->lock_key.owner))
 		return false;
+	guess = read_mark_shared(entry, &key, NULL);
+	return guess == SCOPE_MARK_NONE || token > guess;
+}
+
+/*
+ * The first write of a scope in this transaction: a registration at the
+ * mark, or the share lock and the mark; if the token is above the mark and
+ * nothing was written under the lock yet, the lock given back (the raise
+ * comes back exclusively), unless the raise was foreseen and the scope
+ * locked exclusively at once.  False for a scope that does not exist, with
+ * nothing held.
+ */
+static bool
+lock_at_mark(ScopeHold *entry, int64 token, Relation rel)
+{
+	if (!register_at_mark(entry))
+	{
+		if (raise_by_owner_foreseen(entry, token, rel))
+		{
+			lock_exclusive(entry, SCOPE_MISSING_OK, SCOPE_PRIV_WRITE, NULL, false);
+			return entry->mode != NoLock;
+		}
+		if (!lock_share(entry))
+			return false;
+	}
 	if (token > entry->mark && entry->fresh && !entry->confirmed)
 		unlock_entry(entry);
 	return true;
 }
-
-static void lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
-						   HeapTuple *row, bool created);
 
 /*
  * Create the entry's scope row, owned by the user; true if this transaction
@@ -838,7 +871,11 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
 	}
 	if (created)
 		entry->mark = SCOPE_MARK_NONE;
-	if (entry->coarse && entry->mark != SCOPE_MARK_NONE)
+	/*
+	 * The owner's lock does not hold off the scope's own writers and raisers
+	 * (scope_lock.c); a scope this transaction created has none.
+	 */
+	if (entry->coarse && !created)
 		scope_lock_wait_for_writers(entry->lock_key.id);
 	/*
 	 * Last, once no share lock can be granted (nothing can fill the scope's
@@ -941,7 +978,7 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 		return token == entry->mark || stale(entry);
 	}
 
-	if (entry->mode == NoLock && !lock_at_mark(entry, token))
+	if (entry->mode == NoLock && !lock_at_mark(entry, token, rel))
 	{
 		/* a scope that does not exist */
 		if (!may_write_raise(rel))
@@ -951,7 +988,7 @@ scope_mark_check(const char *scope, int64 token, int64 *mark, ScopeHold **hold,
 			recheck_created_elsewhere(scope, rel, bound, SCOPE_PRIV_WRITE);
 			if (bound)
 				entry->bound_relid = RelationGetRelid(rel);
-			if (!lock_at_mark(entry, token))
+			if (!lock_at_mark(entry, token, rel))
 				entry->mark = SCOPE_MARK_NONE;
 		}
 	}
