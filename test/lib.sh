@@ -193,6 +193,7 @@ declare -gA FENCING_PORT_SLOTS=(
     [bench_terms]=36            # test/bench/terms_monitoring      BENCH_PORT
     [histories]=37              # test/histories/run (one history at a time) FENCING_HISTORIES_PORT
     [histories_standby]=38      #   its streaming standby         FENCING_HISTORIES_STANDBY_PORT
+    [bench_scope_walk]=39       # test/bench/scope_walk/run         BENCH_PORT
     [matrix_pg15_regress]=101   # test/stages/matrix, per version: pg_regress,
     [matrix_pg15_isolation]=102 #   pg_isolation_regress, as is and preloaded
     [matrix_pg15_isolation_preloaded]=103
