@@ -15,7 +15,8 @@
 #       (completed) before it was invoked;
 #   I2  a mark read lower than a mark read, or a raise acknowledged, before
 #       the read was invoked, with no reset_mark of that scope that may lie
-#       between (a reset whose interval overlaps the span);
+#       between (a reset invoked before the read completed and completed
+#       after the raise or read was invoked);
 #   I3  a write acknowledged as committed with a token below a mark raised by
 #       a term, takeover or write acknowledged before the write was invoked
 #       (again unless a reset may lie between);
@@ -26,6 +27,7 @@
 #       failed;
 #   LOST a change acknowledged as committed (synchronous_commit on) missing
 #       from the audit table (durability: not one of I1-I5, reported beside).
+import bisect
 import heapq
 import json
 import os
@@ -125,27 +127,37 @@ class Resets:
 def sweep(items, queries, excusers):
     """For each query (op, value), in order of invocation: the highest item
     (value, op) completed before the query was invoked whose value is above
-    the query's, unless an excuser (a reset) may lie between: one invoked
-    before the query was invoked and completed after the item was invoked.
-    Yields (query op, (value, item op)).  O(n log n): the excusers' latest
-    completion among those invoked so far only grows, so an item it excuses
-    is excused for every later query too, and leaves the heap for good."""
+    the query's, unless an excuser (a reset, a promotion) may lie between:
+    one invoked before the query completed (it may have committed before the
+    query's own check, anywhere in its span) and completed after the item
+    was invoked.  Yields (query op, (value, item op)).  Each query's bound
+    (the latest completion of the excusers invoked before it completed) is
+    found by bisection; items it excuses are set aside for that query only
+    (a later query with a shorter span may have a lower bound), which costs
+    little: excusers are rare."""
     items = sorted(items, key=lambda x: x[1]['cmp'])
     queries = sorted(queries, key=lambda x: x[0]['inv'])
     excusers = sorted(excusers, key=lambda x: x['inv'])
-    heap, i, j, m, n = [], 0, 0, float('-inf'), 0
+    ex_inv = [e['inv'] for e in excusers]
+    ex_cmp_max, m = [], float('-inf')
+    for e in excusers:
+        m = max(m, e['cmp'])
+        ex_cmp_max.append(m)
+    heap, i, n = [], 0, 0
     for q, qval in queries:
-        while j < len(excusers) and excusers[j]['inv'] < q['inv']:
-            m = max(m, excusers[j]['cmp'])
-            j += 1
+        k = bisect.bisect_left(ex_inv, q['cmp'])
+        bound = ex_cmp_max[k - 1] if k > 0 else float('-inf')
         while i < len(items) and items[i][1]['cmp'] < q['inv']:
             n += 1
             heapq.heappush(heap, (-items[i][0], n, items[i][1]))
             i += 1
-        while heap and heap[0][2]['inv'] < m:
-            heapq.heappop(heap)
+        aside = []
+        while heap and heap[0][2]['inv'] < bound:
+            aside.append(heapq.heappop(heap))
         if heap and -heap[0][0] > qval:
             yield q, (-heap[0][0], heap[0][2])
+        for x in aside:
+            heapq.heappush(heap, x)
 
 
 def check(hist, final):
@@ -381,6 +393,15 @@ def self_test():
     cases.append(('I3: below a mark raised by a write', [
         _w('c1', 's', 8, 1, 2, sid='y'),
         _w('c0', 's', 5, 3, 4, sid='z')], _audit('y', 'z'), {'I3'}))
+    cases.append(('I3: a reset invoked during the write may lie between (no violation)', [
+        _op('c1', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=8),
+        _w('c0', 'x', 8, 3, 6, sid='z'),
+        _op('n', 'reset_mark', {'scope': 'x', 'mark': 7}, 4, 5, value=9)], _audit('z'), set()))
+    cases.append(('I3: a reset invoked after the write completed excuses nothing', [
+        _op('c1', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=8),
+        _w('c0', 'x', 8, 3, 4, sid='z'),
+        _op('n', 'reset_mark', {'scope': 'x', 'mark': 7}, 5, 6, value=9),
+        _w('c2', 'x', 8, 3.5, 7, sid='y')], _audit('z', 'y'), {'I3'}))
     cases.append(('I3: concurrent raise (no violation)', [
         _op('c1', 'next_epoch', {'scope': 's'}, 1, 4, value=2),
         _w('c0', 's', 1, 3, 5, sid='z')], _audit('z'), set()))
