@@ -13,8 +13,10 @@
 # minimal excerpt of the history that shows it:
 #   I1  a term returned twice for a scope, or a term not above one returned
 #       (completed) before it was invoked;
-#   I2  a mark read lower than a mark read, or a raise acknowledged, before
-#       the read was invoked, with no reset_mark of that scope that may lie
+#   I2  a mark read lower than a raise acknowledged, or than a mark read
+#       (unless a promotion may lie between: a read may see a commit that no
+#       standby confirmed yet), before the read was invoked, with no
+#       reset_mark of that scope that may lie
 #       between (a reset invoked before the read completed and completed
 #       after the raise or read was invoked);
 #   I3  a write acknowledged as committed with a token below a mark raised by
@@ -122,6 +124,12 @@ class Resets:
                     self.by[sc].append(op)
         self.async_promotions = [op for op in hist if op['op'] == 'fault'
                                  and op['args'].get('kind') == 'promote' and op['args'].get('mode') == 'async']
+        # any promotion may lose a raise that no client saw acknowledged,
+        # and a read may have seen it: PostgreSQL makes a commit visible on
+        # the primary before the synchronous standby confirms it (and after
+        # a crash, recovery replays commits the standby never confirmed)
+        self.promotions = [op for op in hist if op['op'] == 'fault'
+                           and op['args'].get('kind') == 'promote']
 
 
 def sweep(items, queries, excusers):
@@ -206,13 +214,15 @@ def check(hist, final):
         if op['op'] == 'read_mark' and op['result'] == 'ok':
             reads[op['args']['scope']].append(op)
     for scope, rs in reads.items():
-        items = raises.get(scope, []) + [(r.get('value') or 0, r) for r in rs]
         queries = [(r, r.get('value') or 0) for r in rs]
-        for q, (val, it) in sweep(items, queries, resets.by.get(scope, [])):
-            if it['op'] == 'read_mark':
-                text = 'scope %s: mark read as %d after it was read as %d' % (scope, q.get('value') or 0, val)
-            else:
-                text = 'scope %s: mark read as %d after a raise to %d was acknowledged' % (scope, q.get('value') or 0, val)
+        for q, (val, it) in sweep(raises.get(scope, []), queries, resets.by.get(scope, [])):
+            text = 'scope %s: mark read as %d after a raise to %d was acknowledged' % (scope, q.get('value') or 0, val)
+            v.append(('I2', text, [it, q]))
+        # a read against an earlier read: also unless a promotion may lie
+        # between (what was read may have been a raise never acknowledged)
+        for q, (val, it) in sweep([(r.get('value') or 0, r) for r in rs], queries,
+                                  resets.by.get(scope, []) + resets.promotions):
+            text = 'scope %s: mark read as %d after it was read as %d' % (scope, q.get('value') or 0, val)
             v.append(('I2', text, [it, q]))
 
     # I3: acknowledged writes below an earlier acknowledged raise
@@ -379,6 +389,14 @@ def self_test():
     cases.append(('I2: a mark went down with no reset', [
         _op('m', 'read_mark', {'scope': 's'}, 1, 2, value=7),
         _op('m', 'read_mark', {'scope': 's'}, 3, 4, value=6)], _audit(), {'I2'}))
+    cases.append(('I2: a read raise lost in a promotion (no violation)', [
+        _op('m', 'read_mark', {'scope': 'x'}, 1, 2, value=9),
+        _op('n', 'fault', {'kind': 'promote', 'mode': 'sync'}, 3, 4),
+        _op('m', 'read_mark', {'scope': 'x'}, 5, 6, value=8)], _audit(), set()))
+    cases.append(('I2: an acknowledged raise lost in a synchronous promotion', [
+        _op('c0', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=3),
+        _op('n', 'fault', {'kind': 'promote', 'mode': 'sync'}, 3, 4),
+        _op('m', 'read_mark', {'scope': 'x'}, 5, 6, value=3)], _audit(), {'I2'}))
     cases.append(('I2: an acknowledged raise lost', [
         _op('c0', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=3),
         _op('m', 'read_mark', {'scope': 'x'}, 3, 4, value=3)], _audit(), {'I2'}))
