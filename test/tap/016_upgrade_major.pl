@@ -42,7 +42,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $old_install = $ENV{FENCING_UPGRADE_OLD_INSTALL};
-plan skip_all => 'FENCING_UPGRADE_OLD_INSTALL is not set' unless $old_install;
+plan skip_all => 'FENCING_UPGRADE_OLD_INSTALL is not set (test/stages/matrix runs this file for each pair of versions)'
+  unless $old_install;
 
 my $band = 2**40;
 my @dbs = ('postgres', 'legacy');
@@ -265,6 +266,21 @@ for my $mode ('copy', 'link')
 		"$mode: postgres: C's clock moves at its first term");
 	is($c->safe_psql('legacy', 'SELECT state FROM fencing.clock_state()'), 'unclaimed',
 		"$mode: legacy: the clock of the updated 1.4 install is unclaimed until its first term");
+	# the runbook's optional step (docs/operations.md), after --link: every
+	# issued scope's mark lifted to C's band, the old cluster's holders fenced
+	if ($mode eq 'link')
+	{
+		my ($n, $lifted) = (1, 0);
+		for (1 .. 10)
+		{
+			$n = $c->safe_psql('postgres', 'SELECT fencing.fence_older_timelines()');
+			$lifted += $n;
+			last if $n == 0;
+		}
+		cmp_ok($lifted, '>', 0, "link: fence_older_timelines() lifts the old cluster's marks on C ($lifted)");
+		is(sqlstate_error($c, 'postgres', "INSERT INTO jobs VALUES (5, $b_term, 'B leader, old cluster')"),
+			'ZF001', "link: after it the holder of B's last term is fenced");
+	}
 
 	$c->backup("bk_$mode");
 	my $d = PostgreSQL::Test::Cluster->new("d_$mode");
