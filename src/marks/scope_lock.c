@@ -36,6 +36,17 @@
  *                       scope the transaction created: no other
  *                       transaction can see it yet).
  *
+ * A coarse write at the mark that finds the owner's lock held or awaited in
+ * a mode that conflicts with ShareLock (a raise of some scope of the owner,
+ * fine or coarse, is in flight) does not wait for it: it takes the scope's
+ * own lock in ShareLock instead, as a fine writer would, which a raise of
+ * that very scope takes exclusively and no raise of another scope touches.
+ * Else a role with write on one scope of an owner, raising it in an open
+ * transaction, held up every write at the mark, and so every later
+ * takeover, of the owner's bulk transactions (1.5 before this).  Such
+ * fine locks count like the others: past max_locks_per_transaction of them
+ * the owner's lock is waited for.
+ *
  * Why that keeps I3 and I6: a coarse writer at the mark holds off every
  * raise of the owner's scopes, fine (RowExclusive) or coarse
  * (ShareUpdateExclusive), and no writer at the mark.  A raise of a scope,
@@ -113,7 +124,7 @@ owner_tag(LOCKTAG *tag, Oid owner)
 }
 
 LockAcquireResult
-scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode, bool coarse)
+scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode, bool *coarse)
 {
 	LOCKTAG		upper;
 	LOCKTAG		tag;
@@ -121,9 +132,24 @@ scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode, bool coarse)
 
 	Assert(mode == ShareLock || mode == ExclusiveLock);
 	owner_tag(&upper, owner);
-	if (coarse)
-		return LockAcquire(&upper, mode == ExclusiveLock ? ShareUpdateExclusiveLock : ShareLock,
-						   false, false);
+	if (*coarse && mode == ExclusiveLock)
+		return LockAcquire(&upper, ShareUpdateExclusiveLock, false, false);
+	if (*coarse)
+	{
+		/*
+		 * A write at the mark by owner: the owner's lock in share mode, unless
+		 * a raise of one of the owner's scopes holds or awaits it (a fine
+		 * raise by a role with write on that scope alone, a coarse raise):
+		 * then this scope's own lock, which a raise of this very scope takes
+		 * exclusively, and no raise of another scope conflicts with.  While
+		 * the fine locks stay under max_locks_per_transaction; past them, the
+		 * owner's lock is waited for.
+		 */
+		res = LockAcquire(&upper, ShareLock, false, fine_locks < max_locks_per_xact);
+		if (res != LOCKACQUIRE_NOT_AVAIL)
+			return res;
+		*coarse = false;
+	}
 
 	/* a raise shows itself on the owner's lock, where bulk writers see it */
 	if (mode == ExclusiveLock)
