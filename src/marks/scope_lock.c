@@ -17,11 +17,13 @@
  * owner of a SECURITY DEFINER function, nor the table owner a foreign key's
  * cascade runs as, both of which may be another tenant) and of every role
  * it is a member of (a group role's scopes, which it may write as the
- * group).  Another owner's scopes it always locks one by one: a lock by
- * owner would cover every scope of that owner, also those the transaction
- * has no right to write, and hold up their takeovers (1.4 did so past 128
- * scope locks: a role granted INSERT on one table of a tenant stalled every
- * takeover of the tenant's scopes).  Those fine locks are bounded by
+ * group; from 16, a membership that gives neither the group's privileges
+ * nor SET ROLE to it does not count).  Another owner's scopes it always
+ * locks one by one: a lock by owner would cover every scope of that
+ * owner, also those the transaction has no right to write, and hold up
+ * their takeovers (1.4 did so past 128 scope locks: a role granted INSERT
+ * on one table of a tenant stalled every takeover of the tenant's
+ * scopes).  Those fine locks are bounded by
  * max_locks_per_transaction: a transaction that would hold more scope locks
  * than that is refused with a hint (54000), before it fills the shared lock
  * table that every session shares.
@@ -201,7 +203,14 @@ scope_lock_next_is_coarse(const char *scope, Oid owner)
 	if (likely(fine_locks < SCOPE_LOCKS_MAX))
 		return false;
 	session_role = GetOuterUserId();
-	if (owner == session_role || is_member_of_role(session_role, owner))
+	/*
+	 * Its own: the owner's privileges are its privileges (scope_acl.c), or
+	 * it may SET ROLE to the owner.  Not a bare membership (from 16, one
+	 * without INHERIT and SET, such as CREATEROLE's ADMIN-only one), which
+	 * gives no right to write any of the owner's scopes.
+	 */
+	if (owner == session_role || has_privs_of_role(session_role, owner) ||
+		member_can_set_role(session_role, owner))
 		return true;
 	if (fine_locks < max_locks_per_xact)
 		return false;
