@@ -22,6 +22,15 @@
 #error "fencing needs PostgreSQL 15 or later"
 #endif
 
+/*
+ * 16 gave memberships the INHERIT and SET options: a member may SET ROLE to
+ * the role only WITH SET (an ADMIN-only membership, which CREATEROLE gives a
+ * role's creator, has neither).  Before 16 every member may.
+ */
+#if PG_VERSION_NUM < 160000
+#define member_can_set_role(member, role) is_member_of_role((member), (role))
+#endif
+
 /* 17 moved a backend's local transaction id into MyProc->vxid. */
 #if PG_VERSION_NUM >= 170000
 #define FENCING_MY_LXID (MyProc->vxid.lxid)

@@ -68,7 +68,8 @@ require_may_become(Oid role)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("role with OID %u does not exist", role)));
-	if (!superuser() && !is_member_of_role(GetUserId(), role))
+	/* as ALTER ... OWNER TO checks it: from 16, a membership WITH SET */
+	if (!superuser() && !member_can_set_role(GetUserId(), role))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be member of role \"%s\"", GetUserNameFromId(role, false)),

@@ -17,11 +17,13 @@
  * owner of a SECURITY DEFINER function, nor the table owner a foreign key's
  * cascade runs as, both of which may be another tenant) and of every role
  * it is a member of (a group role's scopes, which it may write as the
- * group).  Another owner's scopes it always locks one by one: a lock by
- * owner would cover every scope of that owner, also those the transaction
- * has no right to write, and hold up their takeovers (1.4 did so past 128
- * scope locks: a role granted INSERT on one table of a tenant stalled every
- * takeover of the tenant's scopes).  Those fine locks are bounded by
+ * group; from 16, a membership that gives neither the group's privileges
+ * nor SET ROLE to it does not count).  Another owner's scopes it always
+ * locks one by one: a lock by owner would cover every scope of that
+ * owner, also those the transaction has no right to write, and hold up
+ * their takeovers (1.4 did so past 128 scope locks: a role granted INSERT
+ * on one table of a tenant stalled every takeover of the tenant's
+ * scopes).  Those fine locks are bounded by
  * max_locks_per_transaction: a transaction that would hold more scope locks
  * than that is refused with a hint (54000), before it fills the shared lock
  * table that every session shares.
@@ -29,27 +31,43 @@
  *   fine, at the mark   the scope's lock, in ShareLock: nothing else, so the
  *                       common write pays for one lock, as in 1.1;
  *   fine, a raise       the owner's lock in RowExclusiveLock, then the
- *                       scope's lock in ExclusiveLock;
- *   coarse, at the mark the owner's lock in ShareLock;
+ *                       scope's lock in ExclusiveLock, and the owner's lock
+ *                       given back at once;
+ *   coarse, at the mark the owner's lock in ShareLock, then the scope's
+ *                       own lock in ShareLock, given back at once;
  *   coarse, a raise     the owner's lock in ShareUpdateExclusiveLock, then
  *                       the scope's own lock in ExclusiveLock (not for a
  *                       scope the transaction created: no other
  *                       transaction can see it yet).
  *
- * Why that keeps I3 and I6: a coarse writer at the mark holds off every
- * raise of the owner's scopes, fine (RowExclusive) or coarse
- * (ShareUpdateExclusive), and no writer at the mark.  A raise of a scope,
- * fine or coarse, holds its own lock exclusively, so it waits for, and
- * holds off, the scope's fine writers and every other raise of it; a coarse
- * raise also waits for the owner's coarse writers.  A fine raise and a
- * coarse raise of two different scopes of one owner do not wait for each
- * other (RowExclusive and ShareUpdateExclusive do not conflict): a role
- * with write on one scope of an owner, raising it, never holds up the
- * owner's raises of other scopes, however many scopes the owner's
- * transaction locks by owner; nor does a coarse at-mark lock come first in
- * a raise (scope_mark.c locks a raise it foresees exclusively at once).
- * Every party names the owner it read
- * before locking, and checks it again under the lock (scope_mark.c);
+ * Why that keeps I3 and I6.  A coarse writer at the mark holds the owner's
+ * lock in share mode: every raise of the owner's scopes that comes later,
+ * fine (RowExclusive) or coarse (ShareUpdateExclusive), waits for it on
+ * that lock.  A fine raise that came first passed the owner's lock before
+ * the writer had it, and held it until it held the scope's own lock
+ * exclusively: the writer's pass over the scope's own lock waits for it to
+ * end, and then reads its mark.  A coarse raise that came first holds the
+ * owner's lock to the end: the writer waits for it there, or takes the
+ * scope's own lock (below), which the raise takes exclusively.  A raise of a
+ * scope, fine or coarse, holds its own lock exclusively, so it waits for,
+ * and holds off, the scope's fine writers and every other raise of it.  No
+ * writer at the mark waits for another.
+ *
+ * What no longer waits (1.5): a fine raise keeps no lock of its owner, so a
+ * role with write on one scope of an owner, raising it in an open
+ * transaction, holds up neither the owner's raises of its other scopes nor
+ * the owner's bulk writers at the mark (a fine raise kept the owner's lock
+ * in RowExclusiveLock to the end, which every coarse writer at the mark
+ * then waited for: past 32 scope locks, the owner's bulk transaction, and
+ * every takeover later in it, waited for the stranger).  A coarse write
+ * at the mark that finds the owner's lock held or awaited by a coarse raise
+ * (a member's) takes the scope's own lock in ShareLock instead, and keeps
+ * it, while its fine locks stay under max_locks_per_transaction.  Nor does
+ * a coarse at-mark lock come first in a raise (scope_mark.c locks a raise
+ * it foresees exclusively at once).
+ *
+ * Every party names the owner it read before locking, and checks it again
+ * under the lock (scope_mark.c);
  * fencing.alter_scope_owner() first locks the scope exclusively under its
  * old owner, so that no writer still holds it by that owner.  So the number
  * of locks is bounded (by max_locks_per_transaction plus the number of own
@@ -113,7 +131,7 @@ owner_tag(LOCKTAG *tag, Oid owner)
 }
 
 LockAcquireResult
-scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode, bool coarse)
+scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode, bool *coarse)
 {
 	LOCKTAG		upper;
 	LOCKTAG		tag;
@@ -121,15 +139,52 @@ scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode, bool coarse)
 
 	Assert(mode == ShareLock || mode == ExclusiveLock);
 	owner_tag(&upper, owner);
-	if (coarse)
-		return LockAcquire(&upper, mode == ExclusiveLock ? ShareUpdateExclusiveLock : ShareLock,
-						   false, false);
+	if (*coarse && mode == ExclusiveLock)
+		return LockAcquire(&upper, ShareUpdateExclusiveLock, false, false);
+	if (*coarse)
+	{
+		/*
+		 * A write at the mark by owner: the owner's lock in share mode, unless
+		 * a coarse raise of one of the owner's scopes holds or awaits it:
+		 * then this scope's own lock, which a raise of this very scope takes
+		 * exclusively, and no raise of another scope conflicts with (while
+		 * the fine locks stay under max_locks_per_transaction; past them, the
+		 * owner's lock is waited for).
+		 */
+		res = LockAcquire(&upper, ShareLock, false, fine_locks < max_locks_per_xact);
+		if (res != LOCKACQUIRE_NOT_AVAIL)
+		{
+			/*
+			 * A fine raise of this scope that took the owner's lock before us
+			 * holds the scope's own lock exclusively by now: wait for it to
+			 * end.  Every later raise of it waits for our share of the
+			 * owner's lock, so the scope's lock is not kept.
+			 */
+			scope_tag(&tag, scope_id);
+			(void) LockAcquire(&tag, ShareLock, false, false);
+			LockRelease(&tag, ShareLock, false);
+			return res;
+		}
+		*coarse = false;
+	}
 
-	/* a raise shows itself on the owner's lock, where bulk writers see it */
-	if (mode == ExclusiveLock)
-		(void) LockAcquire(&upper, RowExclusiveLock, false, false);
 	scope_tag(&tag, scope_id);
-	res = LockAcquire(&tag, mode, false, false);
+	if (mode == ShareLock)
+		res = LockAcquire(&tag, ShareLock, false, false);
+	else
+	{
+		/*
+		 * A raise passes through the owner's lock, where it waits for the
+		 * owner's writers at the mark that lock by owner (and may be writing
+		 * this scope), and holds it only until it holds the scope's own
+		 * lock, where those that come later wait for it: a role with write
+		 * on one scope of an owner, raising it in an open transaction, holds
+		 * up none of the owner's other scopes.
+		 */
+		(void) LockAcquire(&upper, RowExclusiveLock, false, false);
+		res = LockAcquire(&tag, ExclusiveLock, false, false);
+		LockRelease(&upper, RowExclusiveLock, false);
+	}
 	if (res == LOCKACQUIRE_OK)
 		fine_locks++;
 	return res;
@@ -138,16 +193,10 @@ scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode, bool coarse)
 void
 scope_lock_release(int64 scope_id, Oid owner, LOCKMODE mode)
 {
-	LOCKTAG		upper;
 	LOCKTAG		tag;
 
 	scope_tag(&tag, scope_id);
 	LockRelease(&tag, mode, false);
-	if (mode == ExclusiveLock)
-	{
-		owner_tag(&upper, owner);
-		LockRelease(&upper, RowExclusiveLock, false);
-	}
 	fine_locks--;
 }
 
@@ -175,7 +224,14 @@ scope_lock_next_is_coarse(const char *scope, Oid owner)
 	if (likely(fine_locks < SCOPE_LOCKS_MAX))
 		return false;
 	session_role = GetOuterUserId();
-	if (owner == session_role || is_member_of_role(session_role, owner))
+	/*
+	 * Its own: the owner's privileges are its privileges (scope_acl.c), or
+	 * it may SET ROLE to the owner.  Not a bare membership (from 16, one
+	 * without INHERIT and SET, such as CREATEROLE's ADMIN-only one), which
+	 * gives no right to write any of the owner's scopes.
+	 */
+	if (owner == session_role || has_privs_of_role(session_role, owner) ||
+		member_can_set_role(session_role, owner))
 		return true;
 	if (fine_locks < max_locks_per_xact)
 		return false;

@@ -25,11 +25,14 @@ extern bool scope_lock_next_is_coarse(const char *scope, Oid owner);
 
 /*
  * Lock a scope in ShareLock (a write at the mark) or ExclusiveLock (a raise),
- * by its own lock, or by its owner's lock when "coarse".  Returns
- * LockAcquire()'s result for the lock that decides.
+ * by its own lock, or by its owner's lock when "*coarse".  A write at the mark
+ * that would wait for the owner's lock (a coarse raise of one of its scopes
+ * is in flight) takes the scope's own lock instead, and *coarse becomes
+ * false.
+ * Returns LockAcquire()'s result for the lock that decides.
  */
 extern LockAcquireResult scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode,
-											bool coarse);
+											bool *coarse);
 
 /*
  * A coarse raise of a scope: wait for, and hold off until the transaction

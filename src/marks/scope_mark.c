@@ -219,7 +219,7 @@ scope_mark_before_prepare(void)
 			continue;
 		entry->coarse = scope_lock_next_is_coarse(entry->scope, entry->lock_key.owner);
 		(void) scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, ShareLock,
-								  entry->coarse);
+								  &entry->coarse);
 		entry->registered = false;
 	}
 }
@@ -392,7 +392,7 @@ lock_entry(ScopeHold *entry, LOCKMODE mode)
 	 */
 	if (unlikely(entry->lock_key.legacy))
 		LockRelationOid(fencing_scopes_relid(), AccessShareLock);
-	res = scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, mode, entry->coarse);
+	res = scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, mode, &entry->coarse);
 	counted = res == LOCKACQUIRE_OK && !entry->coarse;
 	if (mode == ExclusiveLock && entry->excl_subid == 0)
 	{
