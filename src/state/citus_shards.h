@@ -39,10 +39,27 @@ extern bool citus_is_citus_table(Oid relid);
 
 /*
  * Whether this node is a Citus worker: Citus is installed and its local
- * group (pg_dist_local_group) is not the coordinator's, 0.  Cached until an
- * invalidation of that catalog.
+ * group (pg_dist_local_group) is not the coordinator's, 0, or the node was
+ * recorded as a worker in fencing.node_state when the coordinator fed it
+ * (for good: stop_metadata_sync_to_node() makes a worker's group 0).
+ * Cached until an invalidation of that catalog or table.
  */
 extern bool citus_node_is_worker(void);
+
+/* fencing.node_state: this node's recorded role */
+#define NODE_STATE_RELNAME		"node_state"
+#define NODE_ROLE_NONE			0
+#define NODE_ROLE_COORDINATOR	1
+#define NODE_ROLE_WORKER		2
+extern int	citus_node_recorded_role(void);
+extern Oid	citus_node_fed_via(void);
+extern bool citus_node_looks_coordinator(void);
+/*
+ * On a worker whose marks the coordinator distributes: NULL while its marks
+ * are current (it holds, in Citus's metadata, the placement of
+ * fencing.cluster_marks it last took every scope through), else why not.
+ */
+extern const char *citus_node_marks_stale(void);
 
 /*
  * Whether relid is a Citus-local table (citus_add_local_table_to_metadata):
