@@ -250,8 +250,12 @@ take_every_scope(Relation rel)
 static void
 note_fed_node(Relation rel)
 {
-	int			role = citus_node_recorded_role();
+	int			role;
 
+	/* without Citus (a table made by hand, as the regression tests do): no cluster */
+	if (!citus_installed())
+		return;
+	role = citus_node_recorded_role();
 	if (role == NODE_ROLE_COORDINATOR)
 		return;
 	if (role == NODE_ROLE_NONE && citus_node_looks_coordinator())
