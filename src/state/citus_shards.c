@@ -562,3 +562,11 @@ citus_node_marks_stale(void)
 		marks_current = true;
 	return why;
 }
+
+bool
+citus_shard_filled_by_its_creator(Relation rel)
+{
+	return rel->rd_createSubid != InvalidSubTransactionId &&
+		name_shard_id(RelationGetRelationName(rel)) > 0 &&
+		citus_installed();
+}

@@ -62,6 +62,15 @@ extern bool citus_node_looks_coordinator(void);
 extern const char *citus_node_marks_stale(void);
 
 /*
+ * Whether rel is named as a Citus shard ("<table>_<shard id>"), Citus is
+ * installed, and rel was created in this very transaction: the rows Citus
+ * copies into the placements it makes when it distributes a table with
+ * rows (create_distributed_table, create_reference_table).  No other
+ * transaction can see such a relation until this one commits.
+ */
+extern bool citus_shard_filled_by_its_creator(Relation rel);
+
+/*
  * Whether relid is a Citus-local table (citus_add_local_table_to_metadata):
  * its one shard is on the coordinator, and Citus keeps TRUNCATE triggers off
  * that shard (the table's own TRUNCATE triggers fire for it).

@@ -1349,6 +1349,18 @@ judge(FunctionCallInfo fcinfo)
 	}
 	if (!TRIGGER_FIRED_FOR_ROW(event))
 		protocol_violation(rel, "FOR EACH ROW");
+	/*
+	 * Citus copying a table's rows into the shards it has just made in this
+	 * transaction (distributing a protected table with history) is no
+	 * client's write: those rows were fenced when they were written, and
+	 * nobody else sees the new placement before this transaction commits.
+	 * One compare for every other write (the relation was not created in
+	 * this transaction).
+	 */
+	if (unlikely(rel->rd_createSubid != InvalidSubTransactionId) &&
+		TRIGGER_FIRED_BY_INSERT(event) && citus_shard_filled_by_its_creator(rel))
+		return TRIGGER_FIRED_AFTER(event) ? PointerGetDatum(NULL) :
+			PointerGetDatum(trigdata->tg_trigtuple);
 	if (TRIGGER_FIRED_AFTER(event))
 	{
 		/* only beside the BEFORE ROW fence, whose deferred raises it makes */
