@@ -49,6 +49,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -303,7 +304,9 @@ read_node_state(void)
 		AttrNumber	roleatt = get_attnum(relid, "role");
 		AttrNumber	fedatt = get_attnum(relid, "fed_via");
 		Relation	rel = table_open(relid, AccessShareLock);
-		SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+		/* the row as last committed (it is no catalog: no catalog snapshot) */
+		Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+		SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, snapshot, 0, NULL);
 		HeapTuple	tuple = systable_getnext(scan);
 
 		if (HeapTupleIsValid(tuple) && roleatt != InvalidAttrNumber && fedatt != InvalidAttrNumber)
@@ -319,6 +322,7 @@ read_node_state(void)
 				fed = DatumGetObjectId(value);
 		}
 		systable_endscan(scan);
+		UnregisterSnapshot(snapshot);
 		table_close(rel, AccessShareLock);
 	}
 	node_state_relid = relid;
