@@ -16,6 +16,11 @@
  * the node), so the node's writers of the scope wait for the change to
  * commit, and then read the new mark.
  *
+ * A raise (the fed mark above the node's committed one) first takes the
+ * scope's "fed raise" lock, so that a writer of the scope that would wait
+ * for it here gives way instead of deadlocking with it across nodes
+ * (marks/scope_lock.c).
+ *
  * It also records this node's role in fencing.node_state: the coordinator
  * (its own placement, fed in its own backend) or a worker, for good.  A
  * worker fed through a placement other than the one it last took every
@@ -48,6 +53,7 @@
 #include "utils/rel.h"
 
 #include "base/input_checks.h"
+#include "marks/scope_lock.h"
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
 #include "state/citus_shards.h"
@@ -131,7 +137,17 @@ apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact,
 {
 	ScopeInfo	info;
 	int64		old_mark;
+	int64		committed;
+	int64		scope_id;
 	FencingUserContext uctx;
+
+	/*
+	 * A raise: shown to this node's writers before waiting for them, so that
+	 * one that would wait for it gives way (marks/scope_lock.c)
+	 */
+	committed = scope_mark_committed(scope, &scope_id);
+	if (scope_id != 0 && committed != SCOPE_MARK_NONE && mark > committed)
+		scope_lock_fed_raise(scope_id);
 
 	/* a scope new to this node is created as the coordinator's owner's */
 	fencing_become_role(owner, &uctx);
