@@ -15,7 +15,8 @@
  *     (this library has no translations), is sent to the client with the
  *     rejection's SQLSTATE: ZF001 stale, ZF002 missing, ZF003 not issued or
  *     not known on the node, ZF005 conflicting.  Nothing else changes: the
- *     message, DETAIL and the server log's line are the worker's.
+ *     message and DETAIL are the worker's (the coordinator's log line shows
+ *     the ZF SQLSTATE too).
  *   - Every other message costs two integer compares (level, SQLSTATE).
  *   - Installed only where the library is preloaded (the hook must be in
  *     place before a statement fails), and chained to the hook before it.

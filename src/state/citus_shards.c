@@ -570,7 +570,26 @@ citus_node_marks_stale(void)
 bool
 citus_shard_filled_by_its_creator(Relation rel)
 {
-	return rel->rd_createSubid != InvalidSubTransactionId &&
-		name_shard_id(RelationGetRelationName(rel)) > 0 &&
-		citus_installed();
+	int64		shardid;
+	Oid			table;
+	const char *table_name;
+	char	   *shard_name;
+
+	if (rel->rd_createSubid == InvalidSubTransactionId)
+		return false;
+	shardid = name_shard_id(RelationGetRelationName(rel));
+	if (shardid <= 0 || !citus_installed())
+		return false;
+	/*
+	 * A shard in Citus's metadata, named after its table: a partition named
+	 * "events_2025" made in this transaction is no shard of anything
+	 */
+	table = citus_shard_table_uncached(rel);
+	table_name = OidIsValid(table) ? get_rel_name(table) : NULL;
+	if (table_name == NULL)
+		return false;
+	shard_name = psprintf("%s_" INT64_FORMAT, table_name, shardid);
+	/* (Citus shortens a name too long, with a hash: then the metadata decides) */
+	return strlen(shard_name) >= NAMEDATALEN ||
+		strcmp(shard_name, RelationGetRelationName(rel)) == 0;
 }

@@ -62,8 +62,8 @@ extern bool citus_node_looks_coordinator(void);
 extern const char *citus_node_marks_stale(void);
 
 /*
- * Whether rel is named as a Citus shard ("<table>_<shard id>"), Citus is
- * installed, and rel was created in this very transaction: the rows Citus
+ * Whether rel is a Citus shard (in Citus's metadata, and named
+ * "<table>_<shard id>") created in this very transaction: the rows Citus
  * copies into the placements it makes when it distributes a table with
  * rows (create_distributed_table, create_reference_table).  No other
  * transaction can see such a relation until this one commits.
