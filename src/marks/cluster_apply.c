@@ -226,7 +226,8 @@ take_every_scope(Relation rel)
 	ListCell   *lc;
 	char	   *sql;
 
-	sql = psprintf("SELECT * FROM %s ORDER BY 1",
+	sql = psprintf("SELECT scope, mark, owner, tokens, exact, grants FROM %s "
+				   "ORDER BY scope USING OPERATOR(pg_catalog.<)",
 				   quote_qualified_identifier(FENCING_SCHEMA, RelationGetRelationName(rel)));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

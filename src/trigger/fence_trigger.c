@@ -1234,8 +1234,8 @@ protocol_violation(Relation rel, const char *requirement)
  * removed, then activated or added again) refuses every write by scope
  * (55000) until it is fed every scope again (state/citus_shards.c).  A node
  * fed as a worker stays one when Citus's metadata stops saying so.  The
- * coordinator's own shards (a Citus-local table's, a reference table's placement) are judged
- * by its marks, the clock.  Without Citus (cfg->citus_node, cached with
+ * coordinator's own shards (a Citus-local table's, a reference table's
+ * placement) are judged by its marks, the clock.  Without Citus (cfg->citus_node, cached with
  * the configuration) this is one test.
  */
 static void
