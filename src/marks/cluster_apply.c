@@ -269,8 +269,11 @@ note_fed_node(Relation rel)
 {
 	int			role;
 
-	/* without Citus (a table made by hand, as the regression tests do): no cluster */
-	if (!citus_installed())
+	/*
+	 * without Citus (a table made by hand, as the regression tests do): no
+	 * cluster; before ALTER EXTENSION UPDATE to 1.5: nowhere to record it
+	 */
+	if (!citus_installed() || !citus_node_state_exists())
 		return;
 	role = citus_node_recorded_role();
 	if (role == NODE_ROLE_COORDINATOR)

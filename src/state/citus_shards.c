@@ -347,6 +347,13 @@ citus_node_fed_via(void)
 }
 
 bool
+citus_node_state_exists(void)
+{
+	read_node_state();
+	return OidIsValid(node_state_relid);
+}
+
+bool
 citus_node_is_worker(void)
 {
 	return citus_local_group() > 0 || citus_node_recorded_role() == NODE_ROLE_WORKER;
@@ -542,6 +549,9 @@ citus_node_marks_stale(void)
 		return NULL;
 	before = invalidations;
 	fed = citus_node_fed_via();
+	/* the library is newer than the SQL (before ALTER EXTENSION UPDATE): as 1.4 */
+	if (!OidIsValid(node_state_relid))
+		return NULL;
 	nsp = get_namespace_oid(FENCING_SCHEMA, true);
 	shell = OidIsValid(nsp) ? get_relname_relid(CLUSTER_MARKS_RELNAME, nsp) : InvalidOid;
 	group = citus_local_group();

@@ -52,12 +52,16 @@ extern bool citus_node_is_worker(void);
 #define NODE_ROLE_COORDINATOR	1
 #define NODE_ROLE_WORKER		2
 extern int	citus_node_recorded_role(void);
+/* fencing.node_state exists (the extension's SQL is 1.5 or later) */
+extern bool citus_node_state_exists(void);
 extern Oid	citus_node_fed_via(void);
 extern bool citus_node_looks_coordinator(void);
 /*
  * On a worker whose marks the coordinator distributes: NULL while its marks
  * are current (it holds, in Citus's metadata, the placement of
  * fencing.cluster_marks it last took every scope through), else why not.
+ * NULL also where the extension's SQL predates fencing.node_state (the
+ * library updated, ALTER EXTENSION not yet run): judged as before.
  */
 extern const char *citus_node_marks_stale(void);
 
