@@ -133,7 +133,8 @@ apply_fed_grants(const char *scope, Datum grants, Oid owner)
 
 /* Make this node's row of the scope what the coordinator fed. */
 static void
-apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact, Datum grants)
+apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact, Datum grants,
+			  bool show_raise)
 {
 	ScopeInfo	info;
 	int64		old_mark;
@@ -143,11 +144,16 @@ apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact,
 
 	/*
 	 * A raise: shown to this node's writers before waiting for them, so that
-	 * one that would wait for it gives way (marks/scope_lock.c)
+	 * one that would wait for it gives way (marks/scope_lock.c).  Not while
+	 * a worker takes every scope (take_every_scope()): it admits no writer
+	 * by scope until then, and one lock per scope would fill the lock table.
 	 */
-	committed = scope_mark_committed(scope, &scope_id);
-	if (scope_id != 0 && committed != SCOPE_MARK_NONE && mark > committed)
-		scope_lock_fed_raise(scope_id);
+	if (show_raise)
+	{
+		committed = scope_mark_committed(scope, &scope_id);
+		if (scope_id != 0 && committed != SCOPE_MARK_NONE && mark > committed)
+			scope_lock_fed_raise(scope_id);
+	}
 
 	/* a scope new to this node is created as the coordinator's owner's */
 	fencing_become_role(owner, &uctx);
@@ -252,7 +258,8 @@ take_every_scope(Relation rel)
 	{
 		FedRow	   *row = lfirst(lc);
 
-		apply_fed_row(row->scope, row->mark, row->owner, row->issued, row->exact, row->grants);
+		apply_fed_row(row->scope, row->mark, row->owner, row->issued, row->exact, row->grants,
+					  false);
 	}
 	record_node_state("worker", RelationGetRelid(rel));
 }
@@ -320,7 +327,7 @@ fencing_apply_cluster_mark(PG_FUNCTION_ARGS)
 	PG_TRY();
 	{
 		note_fed_node(trigdata->tg_relation);
-		apply_fed_row(row.scope, row.mark, row.owner, row.issued, row.exact, row.grants);
+		apply_fed_row(row.scope, row.mark, row.owner, row.issued, row.exact, row.grants, true);
 	}
 	PG_FINALLY();
 	{
