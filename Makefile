@@ -19,6 +19,7 @@ OBJS = src/base/input_checks.o \
        src/state/scope_rows.o \
        src/state/citus_shards.o \
        src/state/cluster_marks.o \
+       src/state/citus_errors.o \
        src/durability/durable_commit.o \
        src/security/bypass.o \
        src/security/scope_acl.o \

@@ -17,6 +17,7 @@
 #include "clock/clock_generation.h"
 #include "marks/shared_marks.h"
 #include "security/bypass.h"
+#include "state/citus_errors.h"
 #include "state/citus_shards.h"
 #include "telemetry/fence_stats.h"
 #include "tokens/declared_token.h"
@@ -43,6 +44,7 @@ _PG_init(void)
 	end_of_xact_init();
 	relcache_watch_init();
 	citus_shards_init();
+	citus_errors_init();
 	fence_config_init();
 	running_statement_init();
 }

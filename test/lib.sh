@@ -184,6 +184,7 @@ declare -gA FENCING_PORT_SLOTS=(
     [citus_worker1]=26          #   first worker                   FENCING_CITUS_WORKER1_PORT
     [citus_worker2]=27          #   second worker                  FENCING_CITUS_WORKER2_PORT
     [citus_worker3]=28          #   a worker added later           FENCING_CITUS_WORKER3_PORT
+    [citus_worker4]=29          #   a worker disabled, removed...  FENCING_CITUS_WORKER4_PORT
     [bench_run]=30              # test/bench/run                   BENCH_PORT
     [bench_callgrind]=31        # test/bench/callgrind             BENCH_PORT
     [bench_leases]=32           # test/bench/leases                BENCH_PORT

@@ -16,6 +16,20 @@
  * the node), so the node's writers of the scope wait for the change to
  * commit, and then read the new mark.
  *
+ * A raise (the fed mark above the node's committed one) first takes the
+ * scope's "fed raise" lock, so that a writer of the scope that would wait
+ * for it here gives way instead of deadlocking with it across nodes
+ * (marks/scope_lock.c).
+ *
+ * It also records this node's role in fencing.node_state: the coordinator
+ * (its own placement, fed in its own backend) or a worker, for good.  A
+ * worker fed through a placement other than the one it last took every
+ * scope through (Citus made it again when it activated or added the node,
+ * copying the coordinator's rows without firing this trigger) first takes
+ * every scope that placement holds, which is every scope as the coordinator
+ * has it, and then records the placement as fed_via: its marks are current
+ * again (state/citus_shards.c refuses writes by scope until then).
+ *
  * It acts only as a trigger of fencing.cluster_marks or of its shard (the
  * same name with "_<shard id>"), in the extension's schema and owned by a
  * superuser: a trigger made by hand on another table could otherwise raise
@@ -30,14 +44,19 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
+#include "executor/spi.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "base/input_checks.h"
+#include "marks/scope_lock.h"
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
+#include "state/citus_shards.h"
 #include "state/cluster_marks.h"
 #include "state/extension_state.h"
 #include "state/scope_rows.h"
@@ -114,11 +133,27 @@ apply_fed_grants(const char *scope, Datum grants, Oid owner)
 
 /* Make this node's row of the scope what the coordinator fed. */
 static void
-apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact, Datum grants)
+apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact, Datum grants,
+			  bool show_raise)
 {
 	ScopeInfo	info;
 	int64		old_mark;
+	int64		committed;
+	int64		scope_id;
 	FencingUserContext uctx;
+
+	/*
+	 * A raise: shown to this node's writers before waiting for them, so that
+	 * one that would wait for it gives way (marks/scope_lock.c).  Not while
+	 * a worker takes every scope (take_every_scope()): it admits no writer
+	 * by scope until then, and one lock per scope would fill the lock table.
+	 */
+	if (show_raise)
+	{
+		committed = scope_mark_committed(scope, &scope_id);
+		if (scope_id != 0 && committed != SCOPE_MARK_NONE && mark > committed)
+			scope_lock_fed_raise(scope_id);
+	}
 
 	/* a scope new to this node is created as the coordinator's owner's */
 	fencing_become_role(owner, &uctx);
@@ -136,6 +171,129 @@ apply_fed_row(const char *scope, int64 mark, Oid owner, bool issued, bool exact,
 	apply_fed_grants(scope, grants, owner);
 }
 
+/* A row of fencing.cluster_marks, checked, as apply_fed_row() takes it. */
+typedef struct FedRow
+{
+	char	   *scope;
+	int64		mark;
+	Oid			owner;
+	bool		issued;
+	bool		exact;
+	Datum		grants;
+} FedRow;
+
+static void
+read_fed_row(HeapTuple tuple, TupleDesc desc, FedRow *row)
+{
+	row->scope = TextDatumGetCString(fed_value(tuple, desc, Anum_cluster_marks_scope, "scope"));
+	row->mark = DatumGetInt64(fed_value(tuple, desc, Anum_cluster_marks_mark, "mark"));
+	row->owner = get_role_oid(NameStr(*DatumGetName(fed_value(tuple, desc, Anum_cluster_marks_owner, "owner"))),
+							  false);
+	row->issued = strcmp(TextDatumGetCString(fed_value(tuple, desc, Anum_cluster_marks_tokens, "tokens")),
+						 "issued") == 0;
+	row->exact = DatumGetBool(fed_value(tuple, desc, Anum_cluster_marks_exact, "exact"));
+	row->grants = fed_value(tuple, desc, Anum_cluster_marks_grants, "grants");
+	fencing_check_scope_name(row->scope);
+	fencing_check_mark(row->scope, row->mark);
+}
+
+/* fencing.node_state says role (fed_via: the placement, or InvalidOid). */
+static void
+record_node_state(const char *role, Oid fed_via)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"INSERT INTO fencing.node_state AS n (role, fed_via) VALUES ($1, $2) "
+		"ON CONFLICT (only_row) DO UPDATE SET role = excluded.role, fed_via = excluded.fed_via, "
+		"recorded_at = pg_catalog.clock_timestamp()";
+	Oid			argtypes[2] = {TEXTOID, OIDOID};
+	Datum		values[2];
+	Oid			relid;
+
+	values[0] = CStringGetTextDatum(role);
+	values[1] = ObjectIdGetDatum(fed_via);
+	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
+	/* every backend reads the node's state again once this commits */
+	relid = get_relname_relid(NODE_STATE_RELNAME, get_namespace_oid(FENCING_SCHEMA, false));
+	if (OidIsValid(relid))
+		CacheInvalidateRelcacheByRelid(relid);
+}
+
+/*
+ * A worker fed through placement rel for the first time takes every scope
+ * it holds (the coordinator's, as Citus copied them and as fed since), in
+ * the scopes' order, then records rel as the placement it is current by.
+ */
+static void
+take_every_scope(Relation rel)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	List	   *rows = NIL;
+	ListCell   *lc;
+	char	   *sql;
+
+	sql = psprintf("SELECT scope, mark, owner, tokens, exact, grants FROM %s "
+				   "ORDER BY scope USING OPERATOR(pg_catalog.<)",
+				   quote_qualified_identifier(FENCING_SCHEMA, RelationGetRelationName(rel)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read \"%s\"", RelationGetRelationName(rel));
+	if (SPI_tuptable->tupdesc->natts != Natts_cluster_marks)
+		elog(ERROR, "\"%s\" does not have the columns of fencing.cluster_marks",
+			 RelationGetRelationName(rel));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		MemoryContext spi = MemoryContextSwitchTo(outer);
+		FedRow	   *row = palloc(sizeof(FedRow));
+		HeapTuple	copy = heap_copytuple(SPI_tuptable->vals[i]);
+
+		read_fed_row(copy, SPI_tuptable->tupdesc, row);
+		row->grants = PointerGetDatum(PG_DETOAST_DATUM_COPY(row->grants));
+		rows = lappend(rows, row);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	foreach(lc, rows)
+	{
+		FedRow	   *row = lfirst(lc);
+
+		apply_fed_row(row->scope, row->mark, row->owner, row->issued, row->exact, row->grants,
+					  false);
+	}
+	record_node_state("worker", RelationGetRelid(rel));
+}
+
+/*
+ * This node's role, recorded the first time it is fed: the coordinator's
+ * own placement is fed in a backend of a node with group 0 that knows the
+ * cluster's nodes; any other node is a worker (a worker whose metadata
+ * sync was stopped has group 0 and knows no node).  A worker not current
+ * by this placement takes every scope first.
+ */
+static void
+note_fed_node(Relation rel)
+{
+	int			role;
+
+	/*
+	 * without Citus (a table made by hand, as the regression tests do): no
+	 * cluster; before ALTER EXTENSION UPDATE to 1.5: nowhere to record it
+	 */
+	if (!citus_installed() || !citus_node_state_exists())
+		return;
+	role = citus_node_recorded_role();
+	if (role == NODE_ROLE_COORDINATOR)
+		return;
+	if (role == NODE_ROLE_NONE && citus_node_looks_coordinator())
+	{
+		record_node_state("coordinator", InvalidOid);
+		return;
+	}
+	if (role != NODE_ROLE_WORKER || citus_node_fed_via() != RelationGetRelid(rel))
+		take_every_scope(rel);
+}
+
 FENCING_FUNCTION(fencing_apply_cluster_mark);
 
 Datum
@@ -144,11 +302,7 @@ fencing_apply_cluster_mark(PG_FUNCTION_ARGS)
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 	HeapTuple	tuple;
 	TupleDesc	desc;
-	char	   *scope;
-	char	   *owner_name;
-	int64		mark;
-	bool		issued;
-	bool		exact;
+	FedRow		row;
 	bool		was_applying;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
@@ -167,20 +321,13 @@ fencing_apply_cluster_mark(PG_FUNCTION_ARGS)
 
 	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
 	desc = RelationGetDescr(trigdata->tg_relation);
-	scope = TextDatumGetCString(fed_value(tuple, desc, Anum_cluster_marks_scope, "scope"));
-	mark = DatumGetInt64(fed_value(tuple, desc, Anum_cluster_marks_mark, "mark"));
-	owner_name = NameStr(*DatumGetName(fed_value(tuple, desc, Anum_cluster_marks_owner, "owner")));
-	issued = strcmp(TextDatumGetCString(fed_value(tuple, desc, Anum_cluster_marks_tokens, "tokens")),
-					"issued") == 0;
-	exact = DatumGetBool(fed_value(tuple, desc, Anum_cluster_marks_exact, "exact"));
-	fencing_check_scope_name(scope);
-	fencing_check_mark(scope, mark);
+	read_fed_row(tuple, desc, &row);
 
 	was_applying = cluster_marks_begin_apply();
 	PG_TRY();
 	{
-		apply_fed_row(scope, mark, get_role_oid(owner_name, false), issued, exact,
-					  fed_value(tuple, desc, Anum_cluster_marks_grants, "grants"));
+		note_fed_node(trigdata->tg_relation);
+		apply_fed_row(row.scope, row.mark, row.owner, row.issued, row.exact, row.grants, true);
 	}
 	PG_FINALLY();
 	{

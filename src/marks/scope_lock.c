@@ -78,6 +78,16 @@
  * it is not a member of; two transactions that raise marks may deadlock
  * (Postgres aborts one, 40P01).
  *
+ * On a Citus worker a writer that would wait for the scope's lock while a
+ * raise fed by the coordinator is in flight there gives way at once (40P01,
+ * scope_mark.c): a takeover reaches every node at the same time, and an
+ * old leader's transaction holding the scope on one worker and waiting for
+ * it on another would otherwise deadlock with it across nodes, where Citus
+ * cancels the younger transaction, the takeover.  The feed's trigger holds
+ * a second lock of the scope (field4 0xFE05) exclusively before it waits
+ * for the writers: that is how the writer tells a raise from a change of
+ * grants, for which it waits as before.
+ *
  * Scope locks are advisory-type tags keyed by the scope's id, with a field4
  * that pg_advisory_lock() cannot produce, 0xFE01 (pg_locks shows objsubid
  * -511).  An id is no name's hash: no name a stranger chooses locks another
@@ -207,6 +217,45 @@ scope_lock_wait_for_writers(int64 scope_id)
 
 	scope_tag(&tag, scope_id);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+void
+scope_lock_fed_raise(int64 scope_id)
+{
+	LOCKTAG		tag;
+
+	scope_lock_tag(&tag, scope_id, FENCING_LOCKTAG_FED_RAISE);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/* Whether tag cannot be had in mode now; nothing is kept either way. */
+static bool
+lock_would_wait(const LOCKTAG *tag, LOCKMODE mode)
+{
+	LockAcquireResult res = LockAcquire(tag, mode, false, true);
+
+	if (res == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	LockRelease(tag, mode, false);
+	return false;
+}
+
+bool
+scope_lock_share_would_wait(int64 scope_id)
+{
+	LOCKTAG		tag;
+
+	scope_tag(&tag, scope_id);
+	return lock_would_wait(&tag, ShareLock);
+}
+
+bool
+scope_lock_fed_raise_in_flight(int64 scope_id)
+{
+	LOCKTAG		tag;
+
+	scope_lock_tag(&tag, scope_id, FENCING_LOCKTAG_FED_RAISE);
+	return lock_would_wait(&tag, ShareLock);
 }
 
 bool

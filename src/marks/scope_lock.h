@@ -71,6 +71,21 @@ extern void scope_lock_tag(LOCKTAG *tag, int64 scope_id, uint16 kind);
 #define FENCING_LOCKTAG_SCOPE	0xFE01
 #define FENCING_LOCKTAG_LEASE	0xFE03
 #define FENCING_LOCKTAG_OWNER	0xFE04
+#define FENCING_LOCKTAG_FED_RAISE	0xFE05
+
+/*
+ * On a Citus node: a raise of the scope's mark fed by the coordinator is in
+ * flight here (held exclusively by the feed's trigger, before it waits for
+ * the scope's writers, to the end of its transaction).
+ */
+extern void scope_lock_fed_raise(int64 scope_id);
+
+/*
+ * Whether a writer at the mark would wait for the scope's lock now (share
+ * mode, not taken), and whether a fed raise of the scope is in flight.
+ */
+extern bool scope_lock_share_would_wait(int64 scope_id);
+extern bool scope_lock_fed_raise_in_flight(int64 scope_id);
 
 /* The transaction ended: no scope lock is held any more. */
 extern void scope_lock_forget(void);

@@ -57,6 +57,7 @@
 #include "marks/mark_cache.h"
 #include "marks/scope_lock.h"
 #include "marks/shared_marks.h"
+#include "state/citus_shards.h"
 #include "state/cluster_marks.h"
 #include "state/scope_rows.h"
 #include "security/scope_acl.h"
@@ -665,6 +666,30 @@ register_at_mark(ScopeHold *entry)
 }
 
 /*
+ * On a Citus worker fed the coordinator's marks, a writer that would wait
+ * for the scope's lock while a raise fed by the coordinator is in flight
+ * here gives way (40P01) rather than wait: its transaction may hold the
+ * scope on another node, where the takeover waits for it, and Citus would
+ * cancel the takeover, the younger of the two (scope_lock.c).  Its term is
+ * being fenced anyway.  A writer that finds the lock free, or held for a
+ * change of grants, goes on as before.
+ */
+static void
+give_way_to_fed_raise(ScopeHold *entry)
+{
+	if (entry->mode != NoLock || entry->lock_key.legacy ||
+		likely(!citus_node_is_worker()) || !cluster_marks_enabled())
+		return;
+	if (scope_lock_share_would_wait(entry->lock_key.id) &&
+		scope_lock_fed_raise_in_flight(entry->lock_key.id))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_DEADLOCK_DETECTED),
+				 errmsg("a takeover of scope \"%s\" is in flight on this node", entry->scope),
+				 errdetail("This transaction would wait for it, and it may wait for this transaction on another node of the Citus cluster: this transaction gives way."),
+				 errhint("The takeover fences the term of this transaction once it commits; a writer at the new term retries.")));
+}
+
+/*
  * A write at the mark: the scope's lock in share mode, and its mark read
  * under it.  False, holding nothing, for a scope that does not exist.
  */
@@ -679,6 +704,7 @@ lock_share(ScopeHold *entry)
 
 		if (learn_scope_id(entry) == 0)
 			return false;
+		give_way_to_fed_raise(entry);
 		res = lock_entry(entry, ShareLock);
 		entry->mode = ShareLock;
 		entry->fresh = (res == LOCKACQUIRE_OK && !entry->coarse);
@@ -1259,6 +1285,16 @@ fencing_takeover(PG_FUNCTION_ARGS)
 	if (mark == SCOPE_MARK_NONE)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(mark);
+}
+
+int64
+scope_mark_committed(const char *scope, int64 *scope_id)
+{
+	ScopeKey	key;
+	int64		mark = read_mark_table(scope, NULL, &key);
+
+	*scope_id = key.legacy ? 0 : key.id;
+	return mark;
 }
 
 /*

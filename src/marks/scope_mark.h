@@ -83,6 +83,12 @@ extern bool scope_mark_raise_deferred(const char *scope, int64 token, Relation r
  * the scope's row of fencing.scopes as read under the lock (a copy, or NULL
  * for a missing scope).
  */
+/*
+ * A scope's committed mark (SCOPE_MARK_NONE when unknown), read without a
+ * lock, and its id (0 when unknown or locked by its name's hash).
+ */
+extern int64 scope_mark_committed(const char *scope, int64 *scope_id);
+
 extern int64 scope_mark_lock_exclusive(const char *scope, ScopeMissing missing,
 									   ScopePrivilege priv, HeapTuple *row);
 

@@ -3,7 +3,7 @@
  * citus_shards.c
  *	  Citus's metadata as the fence needs it: which distributed table a shard
  *	  belongs to, whether a table is a Citus table, whether this node is a
- *	  worker.
+ *	  worker, and whether a worker's marks are current.
  *
  * Guarantees:
  *   - No link-time dependency on Citus: its catalogs (pg_dist_shard,
@@ -20,10 +20,22 @@
  *   - No relcache callback of its own: a backend has ten slots, and Citus
  *     takes several; the state layer's one callback calls
  *     citus_shards_relcache_invalidate().
+ *   - A node recorded as a worker in fencing.node_state (once the
+ *     coordinator fed it) is a worker, whatever pg_dist_local_group says
+ *     later: stop_metadata_sync_to_node() makes a worker's group 0.
+ *   - A worker's marks are current only while Citus's metadata gives it the
+ *     placement of fencing.cluster_marks it last took every scope through
+ *     (fencing.node_state.fed_via): Citus drops a node's placement when it
+ *     disables or removes the node, and makes a new one, by copying rows
+ *     (no trigger fires), when it activates or adds it again.  Only a
+ *     "current" answer is cached, until an invalidation of the table, its
+ *     placement (Citus invalidates the table when a placement changes) or
+ *     fencing.node_state.
  *
  *-------------------------------------------------------------------------
  */
 #include "state/citus_shards.h"
+#include "state/cluster_marks.h"
 #include "state/extension_state.h"
 
 #include "access/genam.h"
@@ -37,7 +49,9 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 typedef struct ShardEntry
 {
@@ -52,6 +66,17 @@ static uint64 invalidations = 0;	/* bumped by every invalidation we see */
 static int32 local_group = -2;
 static Oid	local_group_relid = InvalidOid;
 
+/* fencing.node_state as read: NODE_ROLE_UNREAD until read (again). */
+#define NODE_ROLE_UNREAD	(-1)
+static int	node_role = NODE_ROLE_UNREAD;
+static Oid	node_fed_via = InvalidOid;
+static Oid	node_state_relid = InvalidOid;
+static int	last_role = NODE_ROLE_NONE;	/* the last read's answer */
+
+/* A worker's marks were found current (only that answer is kept). */
+static bool marks_current = false;
+static Oid	marks_shell_relid = InvalidOid;
+
 void
 citus_shards_relcache_invalidate(Oid relid)
 {
@@ -60,6 +85,13 @@ citus_shards_relcache_invalidate(Oid relid)
 	if (relid == InvalidOid || relid == local_group_relid ||
 		!OidIsValid(local_group_relid))
 		local_group = -2;
+	if (relid == InvalidOid || relid == node_state_relid || !OidIsValid(node_state_relid))
+	{
+		node_role = NODE_ROLE_UNREAD;
+		marks_current = false;
+	}
+	if (relid == marks_shell_relid || relid == node_fed_via)
+		marks_current = false;
 	if (shard_cache == NULL)
 		return;
 	if (relid == InvalidOid)
@@ -252,10 +284,98 @@ citus_local_group(void)
 	return group;
 }
 
+/* fencing.node_state's row, cached until its invalidation. */
+static void
+read_node_state(void)
+{
+	Oid			nsp;
+	Oid			relid;
+	uint64		before;
+	int			role = NODE_ROLE_NONE;
+	Oid			fed = InvalidOid;
+
+	if (node_role != NODE_ROLE_UNREAD)
+		return;
+	before = invalidations;
+	nsp = get_namespace_oid(FENCING_SCHEMA, true);
+	relid = OidIsValid(nsp) ? get_relname_relid(NODE_STATE_RELNAME, nsp) : InvalidOid;
+	if (OidIsValid(relid))
+	{
+		AttrNumber	roleatt = get_attnum(relid, "role");
+		AttrNumber	fedatt = get_attnum(relid, "fed_via");
+		Relation	rel = table_open(relid, AccessShareLock);
+		/* the row as last committed (it is no catalog: no catalog snapshot) */
+		Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+		SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, snapshot, 0, NULL);
+		HeapTuple	tuple = systable_getnext(scan);
+
+		if (HeapTupleIsValid(tuple) && roleatt != InvalidAttrNumber && fedatt != InvalidAttrNumber)
+		{
+			bool		isnull;
+			Datum		value = heap_getattr(tuple, roleatt, RelationGetDescr(rel), &isnull);
+
+			if (!isnull)
+				role = strcmp(TextDatumGetCString(value), "worker") == 0 ?
+					NODE_ROLE_WORKER : NODE_ROLE_COORDINATOR;
+			value = heap_getattr(tuple, fedatt, RelationGetDescr(rel), &isnull);
+			if (!isnull)
+				fed = DatumGetObjectId(value);
+		}
+		systable_endscan(scan);
+		UnregisterSnapshot(snapshot);
+		table_close(rel, AccessShareLock);
+	}
+	node_state_relid = relid;
+	node_fed_via = fed;
+	last_role = role;
+	/* an answer an invalidation overtook is read again next time */
+	node_role = before == invalidations ? role : NODE_ROLE_UNREAD;
+}
+
+int
+citus_node_recorded_role(void)
+{
+	read_node_state();
+	return last_role;
+}
+
+Oid
+citus_node_fed_via(void)
+{
+	read_node_state();
+	return node_fed_via;
+}
+
+bool
+citus_node_state_exists(void)
+{
+	read_node_state();
+	return OidIsValid(node_state_relid);
+}
+
 bool
 citus_node_is_worker(void)
 {
-	return citus_local_group() > 0;
+	return citus_local_group() > 0 || citus_node_recorded_role() == NODE_ROLE_WORKER;
+}
+
+bool
+citus_node_looks_coordinator(void)
+{
+	Oid			catoid = citus_catalog("pg_dist_node");
+	Relation	catrel;
+	SysScanDesc scan;
+	bool		nodes;
+
+	if (citus_local_group() != 0 || !OidIsValid(catoid))
+		return false;
+	/* a worker whose metadata sync was stopped has group 0 and no nodes */
+	catrel = table_open(catoid, AccessShareLock);
+	scan = systable_beginscan(catrel, InvalidOid, false, NULL, 0, NULL);
+	nodes = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+	return nodes;
 }
 
 bool
@@ -412,4 +532,74 @@ citus_shard_table_uncached(Relation rel)
 {
 	citus_shards_relcache_invalidate(RelationGetRelid(rel));
 	return citus_shard_table(rel);
+}
+
+const char *
+citus_node_marks_stale(void)
+{
+	Oid			nsp;
+	Oid			shell;
+	Oid			fed;
+	int32		group;
+	uint64		before;
+	const char *why = NULL;
+	Datum		value;
+
+	if (marks_current)
+		return NULL;
+	before = invalidations;
+	fed = citus_node_fed_via();
+	/* the library is newer than the SQL (before ALTER EXTENSION UPDATE): as 1.4 */
+	if (!OidIsValid(node_state_relid))
+		return NULL;
+	nsp = get_namespace_oid(FENCING_SCHEMA, true);
+	shell = OidIsValid(nsp) ? get_relname_relid(CLUSTER_MARKS_RELNAME, nsp) : InvalidOid;
+	group = citus_local_group();
+	if (!OidIsValid(fed))
+		why = "it has not taken every scope from the coordinator since it joined the cluster (or since the extension was updated)";
+	else if (OidIsValid(shell) && group > 0 &&
+			 catalog_lookup("pg_dist_shard", "pg_dist_shard_logical_relid_index", "logicalrelid",
+							ObjectIdGetDatum(shell), false, "shardid", &value))
+	{
+		int64		shardid = DatumGetInt64(value);
+		char	   *name = psprintf("%s_" INT64_FORMAT, CLUSTER_MARKS_RELNAME, shardid);
+
+		if (!placement_is_local(shardid, group))
+			why = "Citus's metadata gives it no placement of fencing.cluster_marks (the node was disabled or removed), so the coordinator's changes of marks no longer reach it";
+		else if (get_relname_relid(name, nsp) != fed)
+			why = "its placement of fencing.cluster_marks was made again by Citus (the node was activated or added again), and it has not taken every scope through it since";
+	}
+	else if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(fed)))
+		why = "the placement of fencing.cluster_marks it took its marks through is gone";
+	marks_shell_relid = shell;
+	if (why == NULL && before == invalidations)
+		marks_current = true;
+	return why;
+}
+
+bool
+citus_shard_filled_by_its_creator(Relation rel)
+{
+	int64		shardid;
+	Oid			table;
+	const char *table_name;
+	char	   *shard_name;
+
+	if (rel->rd_createSubid == InvalidSubTransactionId)
+		return false;
+	shardid = name_shard_id(RelationGetRelationName(rel));
+	if (shardid <= 0 || !citus_installed())
+		return false;
+	/*
+	 * A shard in Citus's metadata, named after its table: a partition named
+	 * "events_2025" made in this transaction is no shard of anything
+	 */
+	table = citus_shard_table_uncached(rel);
+	table_name = OidIsValid(table) ? get_rel_name(table) : NULL;
+	if (table_name == NULL)
+		return false;
+	shard_name = psprintf("%s_" INT64_FORMAT, table_name, shardid);
+	/* (Citus shortens a name too long, with a hash: then the metadata decides) */
+	return strlen(shard_name) >= NAMEDATALEN ||
+		strcmp(shard_name, RelationGetRelationName(rel)) == 0;
 }

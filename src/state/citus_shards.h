@@ -39,10 +39,40 @@ extern bool citus_is_citus_table(Oid relid);
 
 /*
  * Whether this node is a Citus worker: Citus is installed and its local
- * group (pg_dist_local_group) is not the coordinator's, 0.  Cached until an
- * invalidation of that catalog.
+ * group (pg_dist_local_group) is not the coordinator's, 0, or the node was
+ * recorded as a worker in fencing.node_state when the coordinator fed it
+ * (for good: stop_metadata_sync_to_node() makes a worker's group 0).
+ * Cached until an invalidation of that catalog or table.
  */
 extern bool citus_node_is_worker(void);
+
+/* fencing.node_state: this node's recorded role */
+#define NODE_STATE_RELNAME		"node_state"
+#define NODE_ROLE_NONE			0
+#define NODE_ROLE_COORDINATOR	1
+#define NODE_ROLE_WORKER		2
+extern int	citus_node_recorded_role(void);
+/* fencing.node_state exists (the extension's SQL is 1.5 or later) */
+extern bool citus_node_state_exists(void);
+extern Oid	citus_node_fed_via(void);
+extern bool citus_node_looks_coordinator(void);
+/*
+ * On a worker whose marks the coordinator distributes: NULL while its marks
+ * are current (it holds, in Citus's metadata, the placement of
+ * fencing.cluster_marks it last took every scope through), else why not.
+ * NULL also where the extension's SQL predates fencing.node_state (the
+ * library updated, ALTER EXTENSION not yet run): judged as before.
+ */
+extern const char *citus_node_marks_stale(void);
+
+/*
+ * Whether rel is a Citus shard (in Citus's metadata, and named
+ * "<table>_<shard id>") created in this very transaction: the rows Citus
+ * copies into the placements it makes when it distributes a table with
+ * rows (create_distributed_table, create_reference_table).  No other
+ * transaction can see such a relation until this one commits.
+ */
+extern bool citus_shard_filled_by_its_creator(Relation rel);
 
 /*
  * Whether relid is a Citus-local table (citus_add_local_table_to_metadata):

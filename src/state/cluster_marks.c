@@ -20,7 +20,9 @@
  *     commits everywhere or nowhere, and a takeover returns only once no
  *     writer of the old term is in flight on any node;
  *   - on a worker, any other change of a mark is refused: workers never
- *     issue terms, create scopes or raise marks by themselves;
+ *     issue terms, create scopes or raise marks by themselves, and a node
+ *     once fed as a worker is recorded as one (fencing.node_state), so that
+ *     this holds after Citus's metadata stops saying so;
  *   - no write to a table raises a mark or creates a scope, on any node
  *     (marks/scope_mark.c asks cluster_marks_enabled()).
  *
@@ -71,6 +73,12 @@ cluster_marks_enabled(void)
 
 	if (enabled_in == FENCING_MY_LXID)
 		return true;
+	/* a node fed as a worker stays one, its copy of the table dropped or not */
+	if (citus_node_recorded_role() == NODE_ROLE_WORKER)
+	{
+		enabled_in = FENCING_MY_LXID;
+		return true;
+	}
 	nsp = get_namespace_oid(FENCING_SCHEMA, true);
 	relid = OidIsValid(nsp) ? get_relname_relid(CLUSTER_MARKS_RELNAME, nsp) : InvalidOid;
 	if (!OidIsValid(relid))
@@ -170,4 +178,20 @@ cluster_marks_feed(const char *scope, bool exact)
 	(void) fencing_spi_execute(&write_plan, write_sql, 6, write_types, values, false);
 	AtEOXact_GUC(true, nest_level);
 	fencing_spi_finish_as_owner(&uctx);
+}
+
+/* fencing.cluster_node_marks() returns text: why this worker's marks are not current, or NULL */
+FENCING_FUNCTION(fencing_cluster_node_marks);
+
+Datum
+fencing_cluster_node_marks(PG_FUNCTION_ARGS)
+{
+	const char *why;
+
+	if (!citus_node_is_worker() || !cluster_marks_enabled())
+		PG_RETURN_NULL();
+	why = citus_node_marks_stale();
+	if (why == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(why));
 }

@@ -1229,9 +1229,13 @@ protocol_violation(Relation rel, const char *requirement)
  * the answer does not hang on recognising a shard (a backend may have
  * resolved the table before Citus recorded it as one).  Once marks are
  * distributed, a worker judges by its copy of the coordinator's marks,
- * which no write raises (marks/scope_mark.c).  The coordinator's own
- * shards (a Citus-local table's, a reference table's placement) are judged
- * by its marks, the clock.  Without Citus (cfg->citus_node, cached with
+ * which no write raises (marks/scope_mark.c), and only while that copy is
+ * current: a worker that missed the coordinator's feeds (disabled or
+ * removed, then activated or added again) refuses every write by scope
+ * (55000) until it is fed every scope again (state/citus_shards.c).  A node
+ * fed as a worker stays one when Citus's metadata stops saying so.  The
+ * coordinator's own shards (a Citus-local table's, a reference table's
+ * placement) are judged by its marks, the clock.  Without Citus (cfg->citus_node, cached with
  * the configuration) this is one test.
  */
 static void
@@ -1239,16 +1243,31 @@ refuse_scope_on_citus_worker(Relation rel, const FenceConfig *cfg)
 {
 	Oid			table;
 	const char *shown;
+	const char *stale;
 
 	if (likely(!cfg->citus_node) ||
 		cfg->scope_kind == FENCE_SCOPE_NONE ||
-		!citus_node_is_worker() ||
-		cluster_marks_enabled())
+		!citus_node_is_worker())
+		return;
+	stale = NULL;
+	if (cluster_marks_enabled() && (stale = citus_node_marks_stale()) == NULL)
 		return;
 	table = citus_shard_table_uncached(rel);
 	shown = OidIsValid(table) ? get_rel_name(table) : NULL;
 	if (shown == NULL)
 		shown = RelationGetRelationName(rel);
+	if (stale != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot fence relation \"%s\" by scope: this Citus worker's marks are not current", shown),
+				 errdetail("Relation \"%s.%s\", %s, written on \"%s\": %s.",
+						   get_namespace_name(RelationGetNamespace(rel)), shown,
+						   cfg->scope_kind == FENCE_SCOPE_CONSTANT ?
+						   psprintf("scope \"%s\"", cfg->scope_name) :
+						   psprintf("scope column \"%s\"", cfg->scope_column),
+						   RelationGetRelationName(rel), stale),
+				 errhint("Run SELECT fencing.distribute_marks() on the coordinator (a superuser): it feeds every scope to every node."),
+				 errtable(rel)));
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("cannot fence relation \"%s\" by scope on a Citus worker", shown),
@@ -1330,6 +1349,18 @@ judge(FunctionCallInfo fcinfo)
 	}
 	if (!TRIGGER_FIRED_FOR_ROW(event))
 		protocol_violation(rel, "FOR EACH ROW");
+	/*
+	 * Citus copying a table's rows into the shards it has just made in this
+	 * transaction (distributing a protected table with history) is no
+	 * client's write: those rows were fenced when they were written, and
+	 * nobody else sees the new placement before this transaction commits.
+	 * One compare for every other write (the relation was not created in
+	 * this transaction).
+	 */
+	if (unlikely(rel->rd_createSubid != InvalidSubTransactionId) &&
+		TRIGGER_FIRED_BY_INSERT(event) && citus_shard_filled_by_its_creator(rel))
+		return TRIGGER_FIRED_AFTER(event) ? PointerGetDatum(NULL) :
+			PointerGetDatum(trigdata->tg_trigtuple);
 	if (TRIGGER_FIRED_AFTER(event))
 	{
 		/* only beside the BEFORE ROW fence, whose deferred raises it makes */

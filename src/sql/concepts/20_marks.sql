@@ -128,6 +128,37 @@ REVOKE ALL ON FUNCTION fencing.apply_cluster_mark() FROM PUBLIC;
 COMMENT ON FUNCTION fencing.apply_cluster_mark() IS
 'Trigger function of fencing.cluster_marks on each node of a Citus cluster: takes the scope''s lock exclusively (waits for the node''s writers of the scope) and makes the node''s row of the scope what the coordinator fed.';
 
+-- This node's part in a Citus cluster, recorded once it is known
+-- (src/state/citus_shards.c reads it, src/marks/cluster_apply.c and
+-- fencing.distribute_marks() write it): a node fed the coordinator's marks
+-- is a worker for good, whatever Citus's metadata says later
+-- (stop_metadata_sync_to_node() makes a worker's group 0): it never issues
+-- terms or leases nor changes a mark by itself.  fed_via is the local
+-- placement of fencing.cluster_marks through which the node last took every
+-- scope: a node whose placement Citus dropped (disabled, removed) or
+-- replaced (activated, added again: Citus copies the rows, firing no
+-- trigger) has missed feeds, and refuses writes by scope until the
+-- coordinator feeds it again.
+CREATE TABLE fencing.node_state (
+    only_row    boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    role        text NOT NULL CHECK (role OPERATOR(pg_catalog.=) ANY ('{coordinator,worker}'::text[])),
+    fed_via     oid,
+    recorded_at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp()
+);
+COMMENT ON TABLE fencing.node_state IS
+'This node''s role in a Citus cluster (coordinator or worker), recorded when the coordinator first distributes or feeds its marks; a worker stays one whatever Citus''s metadata says later. fed_via: the local placement of fencing.cluster_marks through which a worker last took every scope (a placement Citus dropped or replaced since means missed feeds: writes by scope are refused). Written only by the extension.';
+SELECT pg_catalog.pg_extension_config_dump('fencing.node_state', '');
+REVOKE ALL ON fencing.node_state FROM PUBLIC;
+
+CREATE FUNCTION fencing.cluster_node_marks()
+RETURNS text
+AS 'MODULE_PATHNAME', 'fencing_cluster_node_marks'
+LANGUAGE C STABLE;
+REVOKE ALL ON FUNCTION fencing.cluster_node_marks() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.cluster_node_marks() TO pg_monitor;
+COMMENT ON FUNCTION fencing.cluster_node_marks() IS
+'On a Citus worker whose marks the coordinator distributes: why the node''s marks are not current (it missed feeds while disabled or removed, or was never fed), in which case it refuses every write by scope; NULL when they are current, and on any other node. fencing.health reports it.';
+
 CREATE FUNCTION fencing.distribute_marks()
 RETURNS bigint
 LANGUAGE plpgsql
@@ -141,16 +172,19 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Marks are distributed on a Citus cluster only; a single node keeps its own.';
     END IF;
-    IF (SELECT groupid FROM pg_catalog.pg_dist_local_group) OPERATOR(pg_catalog.<>) 0 THEN
+    IF (SELECT groupid FROM pg_catalog.pg_dist_local_group) OPERATOR(pg_catalog.<>) 0
+       OR EXISTS (SELECT 1 FROM fencing.node_state WHERE role OPERATOR(pg_catalog.=) 'worker') THEN
         RAISE EXCEPTION 'fencing.distribute_marks() runs on the Citus coordinator only'
             USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'This node is a worker: it takes its marks from the coordinator.';
+                  DETAIL = 'This node is a worker (in Citus''s metadata, or recorded in fencing.node_state once fed): it takes its marks from the coordinator.';
     END IF;
     IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
         RAISE EXCEPTION 'fencing.distribute_marks() runs in READ COMMITTED only'
             USING ERRCODE = 'feature_not_supported',
                   DETAIL = 'It must read every scope as committed after it has locked fencing.scopes.';
     END IF;
+    -- this node is the coordinator, for good
+    INSERT INTO fencing.node_state (role) VALUES ('coordinator') ON CONFLICT (only_row) DO NOTHING;
     IF pg_catalog.to_regclass('fencing.cluster_marks') IS NULL THEN
         CREATE TABLE fencing.cluster_marks (
             scope  text PRIMARY KEY,

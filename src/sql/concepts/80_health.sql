@@ -125,6 +125,12 @@ FROM (
       FROM fencing.scopes s, fencing.clock_timeline() c
      WHERE s.tokens OPERATOR(pg_catalog.=) 'issued' AND s.mark OPERATOR(pg_catalog.<) c.term_floor
     UNION ALL
+    SELECT 'critical', 'Citus worker marks not current', 'fencing.cluster_marks',
+           pg_catalog.format('this Citus worker refuses every write by scope: %s', n.why),
+           'On the coordinator, a superuser runs: SELECT fencing.distribute_marks(); (it feeds every scope to every node)'
+      FROM (SELECT fencing.cluster_node_marks() AS why) n
+     WHERE n.why IS NOT NULL
+    UNION ALL
     SELECT CASE c.state WHEN 'awaits confirmation' THEN 'critical' ELSE 'warning' END,
            'clock not confirmed since an unclean start', 'fencing.clock',
            pg_catalog.format('the server started from a data directory that was not shut down cleanly (a crash, or a restored file-system snapshot or copy) and issues terms on timeline %s, the one it started on: if it is a copy, it can issue again the terms the original issued after the copy was made%s',
@@ -153,7 +159,7 @@ FROM (
 ) f
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
-'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, a clock not confirmed since an unclean start, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, a clock not confirmed since an unclean start, marks far above the clock, scopes owned by or granted to dropped roles, a Citus worker whose marks are not current. No rows: nothing found. Readable by pg_monitor.';
 REVOKE ALL ON fencing.health FROM PUBLIC;
 GRANT SELECT ON fencing.health TO pg_monitor;
 

@@ -165,6 +165,135 @@ SELECT 0, c.system_identifier, d.oid, 'fencing.clock'::pg_catalog.regclass::pg_c
    AND NOT EXISTS (SELECT 1 FROM fencing.terms t
                     WHERE t.epoch OPERATOR(pg_catalog.>=) (c.timeline OPERATOR(pg_catalog.*) 1099511627776));
 
+-- Citus (issue 34): a node fed the coordinator's marks records that it is a
+-- worker, for good (fencing.node_state), and a worker that missed feeds
+-- while disabled or removed refuses writes by scope until it is fed again
+-- (fencing.cluster_node_marks(), reported by fencing.health).
+-- distribute_marks() refuses on a recorded worker and records the
+-- coordinator.  A 1.4 cluster's nodes record their role here; its workers
+-- have no placement recorded yet, so they refuse writes by scope until
+-- the coordinator runs distribute_marks() (or feeds any change).
+-- This node's part in a Citus cluster, recorded once it is known
+-- (src/state/citus_shards.c reads it, src/marks/cluster_apply.c and
+-- fencing.distribute_marks() write it): a node fed the coordinator's marks
+-- is a worker for good, whatever Citus's metadata says later
+-- (stop_metadata_sync_to_node() makes a worker's group 0): it never issues
+-- terms or leases nor changes a mark by itself.  fed_via is the local
+-- placement of fencing.cluster_marks through which the node last took every
+-- scope: a node whose placement Citus dropped (disabled, removed) or
+-- replaced (activated, added again: Citus copies the rows, firing no
+-- trigger) has missed feeds, and refuses writes by scope until the
+-- coordinator feeds it again.
+CREATE TABLE fencing.node_state (
+    only_row    boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    role        text NOT NULL CHECK (role OPERATOR(pg_catalog.=) ANY ('{coordinator,worker}'::text[])),
+    fed_via     oid,
+    recorded_at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp()
+);
+COMMENT ON TABLE fencing.node_state IS
+'This node''s role in a Citus cluster (coordinator or worker), recorded when the coordinator first distributes or feeds its marks; a worker stays one whatever Citus''s metadata says later. fed_via: the local placement of fencing.cluster_marks through which a worker last took every scope (a placement Citus dropped or replaced since means missed feeds: writes by scope are refused). Written only by the extension.';
+SELECT pg_catalog.pg_extension_config_dump('fencing.node_state', '');
+REVOKE ALL ON fencing.node_state FROM PUBLIC;
+
+CREATE FUNCTION fencing.cluster_node_marks()
+RETURNS text
+AS 'MODULE_PATHNAME', 'fencing_cluster_node_marks'
+LANGUAGE C STABLE;
+REVOKE ALL ON FUNCTION fencing.cluster_node_marks() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.cluster_node_marks() TO pg_monitor;
+COMMENT ON FUNCTION fencing.cluster_node_marks() IS
+'On a Citus worker whose marks the coordinator distributes: why the node''s marks are not current (it missed feeds while disabled or removed, or was never fed), in which case it refuses every write by scope; NULL when they are current, and on any other node. fencing.health reports it.';
+
+CREATE OR REPLACE FUNCTION fencing.distribute_marks()
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    fed bigint;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
+        RAISE EXCEPTION 'fencing.distribute_marks() needs the citus extension in this database'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Marks are distributed on a Citus cluster only; a single node keeps its own.';
+    END IF;
+    IF (SELECT groupid FROM pg_catalog.pg_dist_local_group) OPERATOR(pg_catalog.<>) 0
+       OR EXISTS (SELECT 1 FROM fencing.node_state WHERE role OPERATOR(pg_catalog.=) 'worker') THEN
+        RAISE EXCEPTION 'fencing.distribute_marks() runs on the Citus coordinator only'
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'This node is a worker (in Citus''s metadata, or recorded in fencing.node_state once fed): it takes its marks from the coordinator.';
+    END IF;
+    IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+        RAISE EXCEPTION 'fencing.distribute_marks() runs in READ COMMITTED only'
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'It must read every scope as committed after it has locked fencing.scopes.';
+    END IF;
+    -- this node is the coordinator, for good
+    INSERT INTO fencing.node_state (role) VALUES ('coordinator') ON CONFLICT (only_row) DO NOTHING;
+    IF pg_catalog.to_regclass('fencing.cluster_marks') IS NULL THEN
+        CREATE TABLE fencing.cluster_marks (
+            scope  text PRIMARY KEY,
+            mark   bigint NOT NULL,
+            owner  name NOT NULL,
+            tokens text NOT NULL,
+            exact  boolean NOT NULL,
+            grants text[] NOT NULL
+        );
+        COMMENT ON TABLE fencing.cluster_marks IS
+        'Every scope of the Citus cluster as its coordinator has it (mark, owner, kind, grants as privilege:role), on every node (a reference table); written by the coordinator in each transaction that changes a scope, read by each node''s trigger fencing.apply_cluster_mark().';
+        REVOKE ALL ON fencing.cluster_marks FROM PUBLIC;
+        CREATE TRIGGER apply_cluster_mark BEFORE INSERT OR UPDATE ON fencing.cluster_marks
+            FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
+        ALTER TABLE fencing.cluster_marks ENABLE ALWAYS TRIGGER apply_cluster_mark;
+        PERFORM pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
+        PERFORM pg_catalog.create_reference_table('fencing.cluster_marks');
+    END IF;
+    -- a node added since has no copy yet (Citus copies reference tables
+    -- without firing their triggers: the feed below writes its scopes)
+    PERFORM pg_catalog.replicate_reference_tables('block_writes');
+    -- each node creates the fence triggers of the shards it gets as the
+    -- table's owner: what protect() granted, on every node, new ones too
+    PERFORM pg_catalog.run_command_on_all_nodes(
+                pg_catalog.format('GRANT EXECUTE ON FUNCTION fencing.fence_trigger() TO %I', r.rolname))
+       FROM pg_catalog.pg_roles AS r
+      WHERE NOT r.rolsuper
+        AND r.oid IN (SELECT c.relowner FROM pg_catalog.pg_trigger AS t
+                        JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) t.tgrelid
+                       WHERE t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure);
+    -- every scope the coordinator has, as committed once no change of a
+    -- scope is in flight (a reset read before it commits would be undone),
+    -- to every node (a node's writers of each scope are waited for there)
+    LOCK TABLE fencing.scopes IN SHARE MODE;
+    INSERT INTO fencing.cluster_marks AS c (scope, mark, owner, tokens, exact, grants)
+        SELECT s.scope, s.mark,
+               pg_catalog.pg_get_userbyid(COALESCE(s.owner, r.relowner)),
+               COALESCE(s.tokens, 'external'), false,
+               COALESCE((SELECT pg_catalog.array_agg(g.privilege OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||)
+                                    CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'public'
+                                         ELSE pg_catalog.pg_get_userbyid(g.grantee)::pg_catalog.text END
+                                    ORDER BY g.privilege, g.grantee)
+                           FROM fencing.scope_grants AS g
+                          WHERE g.scope OPERATOR(pg_catalog.=) s.scope), '{}')
+          FROM fencing.scopes AS s, pg_catalog.pg_class AS r
+         WHERE r.oid OPERATOR(pg_catalog.=) 'fencing.scopes'::pg_catalog.regclass
+    ON CONFLICT (scope) DO UPDATE SET mark = excluded.mark, owner = excluded.owner,
+                                      tokens = excluded.tokens, exact = excluded.exact,
+                                      grants = excluded.grants;
+    GET DIAGNOSTICS fed = ROW_COUNT;
+    RETURN fed;
+END
+$$;
+DO $$
+BEGIN
+    IF pg_catalog.to_regclass('fencing.cluster_marks') IS NOT NULL
+       AND pg_catalog.to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL THEN
+        EXECUTE 'INSERT INTO fencing.node_state (role)
+                 SELECT CASE WHEN g.groupid OPERATOR(pg_catalog.=) 0 THEN ''coordinator'' ELSE ''worker'' END
+                   FROM pg_catalog.pg_dist_local_group AS g
+                 ON CONFLICT (only_row) DO NOTHING';
+    END IF;
+END $$;
+
 -- Scope owners and grantees are regrole, no longer oid: pg_dump writes a
 -- role's name and a restore into another cluster reads it back as that
 -- role's OID there (as oid, the number named whatever role had it there, or
@@ -293,6 +422,12 @@ FROM (
       FROM fencing.scopes s, fencing.clock_timeline() c
      WHERE s.tokens OPERATOR(pg_catalog.=) 'issued' AND s.mark OPERATOR(pg_catalog.<) c.term_floor
     UNION ALL
+    SELECT 'critical', 'Citus worker marks not current', 'fencing.cluster_marks',
+           pg_catalog.format('this Citus worker refuses every write by scope: %s', n.why),
+           'On the coordinator, a superuser runs: SELECT fencing.distribute_marks(); (it feeds every scope to every node)'
+      FROM (SELECT fencing.cluster_node_marks() AS why) n
+     WHERE n.why IS NOT NULL
+    UNION ALL
     SELECT CASE c.state WHEN 'awaits confirmation' THEN 'critical' ELSE 'warning' END,
            'clock not confirmed since an unclean start', 'fencing.clock',
            pg_catalog.format('the server started from a data directory that was not shut down cleanly (a crash, or a restored file-system snapshot or copy) and issues terms on timeline %s, the one it started on: if it is a copy, it can issue again the terms the original issued after the copy was made%s',
@@ -321,6 +456,6 @@ FROM (
 ) f
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
-'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, a clock not confirmed since an unclean start, marks far above the clock, scopes owned by or granted to dropped roles. No rows: nothing found. Readable by pg_monitor.';
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, a clock not confirmed since an unclean start, marks far above the clock, scopes owned by or granted to dropped roles, a Citus worker whose marks are not current. No rows: nothing found. Readable by pg_monitor.';
 REVOKE ALL ON fencing.health FROM PUBLIC;
 GRANT SELECT ON fencing.health TO pg_monitor;
