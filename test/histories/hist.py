@@ -19,6 +19,8 @@
 #     ALTER EXTENSION UPDATE from 1.4 (half the seeds); with --standby, the
 #     promotion of a streaming standby (sync, async, async and lagging),
 #     without, a move into a new cluster by pg_dump/pg_restore or pg_upgrade
+#     (with --upgrade-to BINDIR, once, pg_upgrade to that newer major version;
+#     every later fault then runs its programs: DIR/bindir names them)
 #     (and, with --sabotage, unprotect() of one table: the fence defeated
 #     without any C change, so that the checker must report violations).
 # Every operation is a JSON line (process, op, args, invoke and complete
@@ -32,6 +34,7 @@ import fcntl
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -497,15 +500,55 @@ def standby_pool(a, h, rnd, sconn, seen, seq):
 
 
 # ------------------------------------------------------------------ nemesis
-def as_pg(a, cmd):
+# the programs of a PostgreSQL installation the nemesis runs: from the
+# bindir of the server that runs now (DIR/bindir, written by test/histories/run
+# and replaced by a move to a newer major version), so that after the move
+# every restart, kill, dump and further upgrade uses the new version's programs
+PG_PROGRAMS = ('pg_ctl', 'initdb', 'pg_upgrade', 'pg_dump', 'pg_dumpall', 'pg_restore',
+               'psql', 'pg_basebackup', 'pg_controldata')
+
+
+def bindir(a):
+    try:
+        with open(os.path.join(a.dir, 'bindir')) as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def set_bindir(a, b):
+    tmp = os.path.join(a.dir, 'bindir.tmp')
+    with open(tmp, 'w') as f:
+        f.write(b + '\n')
+    os.rename(tmp, os.path.join(a.dir, 'bindir'))
+
+
+def major_of(b):
+    """The major version of the server in bindir b (15, 18)."""
+    out = subprocess.run([os.path.join(b, 'postgres'), '--version'], capture_output=True,
+                         text=True).stdout
+    return int(re.search(r'\(PostgreSQL\) (\d+)', out).group(1))
+
+
+def as_pg(a, cmd, bin_dir=None, log=None):
+    b = bin_dir or bindir(a)
+    path = os.environ['PATH']
+    if b:
+        path = b + ':' + path
+        if cmd[0] in PG_PROGRAMS:
+            cmd = [os.path.join(b, cmd[0])] + cmd[1:]
     if os.getuid() == 0:
-        cmd = ['runuser', '-u', 'postgres', '--', 'env', 'PATH=' + os.environ['PATH']] + cmd
+        cmd = ['runuser', '-u', 'postgres', '--', 'env', 'PATH=' + path] + cmd
+    if log:
+        with open(os.path.join(a.dir, log), 'a') as f:
+            return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=a.dir).returncode
     return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                           cwd=a.dir).returncode
 
 
-def pg_ctl(a, *args, data=None):
-    return as_pg(a, ['pg_ctl', '-D', os.path.join(a.dir, data or primary(a)[0])] + list(args))
+def pg_ctl(a, *args, data=None, bin_dir=None):
+    return as_pg(a, ['pg_ctl', '-D', os.path.join(a.dir, data or primary(a)[0])] + list(args),
+                 bin_dir=bin_dir)
 
 
 def postmaster_pid(a, data=None):
@@ -516,12 +559,12 @@ def postmaster_pid(a, data=None):
         return None
 
 
-def start_server(a, data=None):
+def start_server(a, data=None, bin_dir=None):
     data = data or primary(a)[0]
     log = os.path.join(a.dir, 'server.log' if data == 'data' else 'server-%s.log' % data)
     end = now() + 60
     while now() < end:
-        if pg_ctl(a, '-l', log, '-w', '-t', '30', 'start', data=data) == 0:
+        if pg_ctl(a, '-l', log, '-w', '-t', '30', 'start', data=data, bin_dir=bin_dir) == 0:
             return True
         time.sleep(0.5)
     return False
@@ -606,42 +649,91 @@ def dump_restore(a, h, rnd, conn, n):
                            'scopes_repaired': repaired}, inv, 'ok')
 
 
-def upgrade(a, h, rnd, conn, n):
-    """pg_upgrade --link into a new cluster (same major version: the
-    binary-upgrade path, timeline 1 again, a new system identifier).  Like a
-    move by dump: the clients shut out and every session ended first; the
-    prepared transactions left are rolled back (pg_upgrade refuses them;
-    their writes were recorded unknown)."""
+def upgrade(a, h, rnd, conn, n, to=None):
+    """pg_upgrade --link into a new cluster: of the same major version (the
+    binary-upgrade path, timeline 1 again, a new system identifier), or,
+    with to (a bindir), of that newer major version (--upgrade-to: the move
+    operations.md's runbook describes; afterwards every fault runs the new
+    version's programs, and later upgrades stay on it).  Like a move by
+    dump: the clients shut out and every session ended first; the prepared
+    transactions left are rolled back (pg_upgrade refuses them; their writes
+    were recorded unknown)."""
     inv = now()
     old_d, port = primary(a)
     set_primary(a, 'none', 0)
     conn.close()
     time.sleep(0.5)
     new_d = 'data-u%d' % n
+    old_bin = bindir(a) or os.path.dirname(subprocess.run(
+        ['sh', '-c', 'command -v pg_ctl'], capture_output=True, text=True).stdout.strip())
+    new_bin = to or old_bin
+    kind = 'upgrade' if new_bin == old_bin else 'upgrade_major'
     gids = []
+    info = {'checksums': 'off', 'attver': 0, 'from_version': None, 'ext': None}
 
     def prepared():
         c = connect(a, 'postgres', 'hist-nemesis', timeout=60, port=port)
         for (g,) in c.execute('SELECT gid FROM pg_catalog.pg_prepared_xacts').fetchall():
             c.execute("ROLLBACK PREPARED '%s'" % g)
             gids.append(g)
+        info['checksums'] = c.execute('SHOW data_checksums').fetchone()[0]
+        info['from_version'] = c.execute('SHOW server_version').fetchone()[0]
+        if kind == 'upgrade_major':
+            # Debian's PostgreSQL 15 stamps an attribute option pg_attver on
+            # the columns it creates, which a newer server refuses: pg_upgrade
+            # fails on any table (test/tap/016_upgrade_major.pl).  Cleared in
+            # the catalog, only that option, only on the relations carried over.
+            info['attver'] = c.execute(r"""
+                UPDATE pg_catalog.pg_attribute a
+                   SET attoptions = NULLIF(ARRAY(
+                           SELECT o FROM pg_catalog.unnest(a.attoptions) o
+                            WHERE o NOT LIKE 'pg\_attver=%'), '{}')
+                  FROM pg_catalog.pg_class c
+                 WHERE c.oid = a.attrelid
+                   AND a.attoptions::text LIKE '%pg\_attver=%'
+                   AND c.relnamespace NOT IN ('pg_catalog'::regnamespace,
+                                              'information_schema'::regnamespace)""").rowcount
         c.close()
         return 0
-    bindir = os.path.dirname(subprocess.run(['sh', '-c', 'command -v pg_ctl'], capture_output=True,
-                                            text=True).stdout.strip())
+
+    def initdb():
+        # the new cluster's data checksums must be those of the old one (18's
+        # initdb turns them on by default, 15's off; 15's has no option to
+        # say off)
+        opt = (['--data-checksums'] if info['checksums'] == 'on'
+               else ['--no-data-checksums'] if major_of(new_bin) >= 18 else [])
+        return as_pg(a, ['initdb', '-D', os.path.join(a.dir, new_d), '-A', 'trust',
+                         '-U', 'postgres', '--no-sync'] + opt, bin_dir=new_bin, log='pg_upgrade.log')
+
+    def update():
+        # runbook step 3: a 1.4 install is updated before the first term
+        c = connect(a, 'postgres', 'hist-nemesis', timeout=60, port=port)
+        v0 = c.execute("SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'fencing'").fetchone()[0]
+        c.execute('ALTER EXTENSION fencing UPDATE')
+        v1 = c.execute("SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'fencing'").fetchone()[0]
+        info['ext'] = v0 if v0 == v1 else '%s->%s' % (v0, v1)
+        info['to_version'] = c.execute('SHOW server_version').fetchone()[0]
+        # what fencing.health finds on the moved database (the dangling
+        # roles of a dump do not arise: pg_upgrade keeps role OIDs)
+        info['health'] = ['%s: %s %s' % r for r in c.execute(
+            'SELECT severity, "check", object FROM fencing.health')]
+        c.close()
+        return 0
     steps = [
         ('restart', lambda: pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'restart', data=old_d)),
         ('prepared', prepared),
         ('stop', lambda: pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'stop', data=old_d)),
-        ('initdb', lambda: as_pg(a, ['initdb', '-D', os.path.join(a.dir, new_d), '-A', 'trust',
-                                     '-U', 'postgres', '--no-sync'])),
+        ('initdb', initdb),
         ('conf', lambda: as_pg(a, ['cp', os.path.join(a.dir, old_d, 'postgresql.conf'),
                                    os.path.join(a.dir, new_d)])),
-        ('pg_upgrade', lambda: as_pg(a, ['pg_upgrade', '--link', '-U', 'postgres', '-b', bindir, '-B', bindir,
+        ('pg_upgrade', lambda: as_pg(a, ['pg_upgrade', '--link', '-U', 'postgres', '-b', old_bin, '-B', new_bin,
                                          '-d', os.path.join(a.dir, old_d), '-D', os.path.join(a.dir, new_d),
-                                         '-p', str(a.port2), '-P', str(a.port2), '-s', a.dir])),
-        ('start', lambda: 0 if start_server(a, new_d) else 1),
+                                         '-p', str(a.port2), '-P', str(a.port2), '-s', a.dir],
+                                     bin_dir=new_bin, log='pg_upgrade.log')),
+        ('start', lambda: 0 if start_server(a, new_d, bin_dir=new_bin) else 1),
     ]
+    if kind == 'upgrade_major':
+        steps.append(('update', update))
     for name, step in steps:
         try:
             rc = step()
@@ -651,12 +743,20 @@ def upgrade(a, h, rnd, conn, n):
             if name in ('pg_upgrade', 'start', 'initdb', 'conf'):
                 subprocess.run(['rm', '-rf', os.path.join(a.dir, new_d)])
                 # --link: the old cluster is usable until the new one started
-                start_server(a, old_d)
+                start_server(a, old_d, bin_dir=old_bin)
+            elif name == 'update':
+                # the new server runs: it is the primary now
+                set_bindir(a, new_bin)
+                set_primary(a, new_d, port)
+                subprocess.run(['rm', '-rf', os.path.join(a.dir, old_d)])
+                return h.rec('fault', {'kind': kind, 'step': name, 'rc': rc}, inv, 'fail')
             set_primary(a, old_d, port)
-            return h.rec('fault', {'kind': 'upgrade', 'step': name, 'rc': rc}, inv, 'fail')
+            return h.rec('fault', {'kind': kind, 'step': name, 'rc': rc}, inv, 'fail')
+    set_bindir(a, new_bin)
     set_primary(a, new_d, port)
     subprocess.run(['rm', '-rf', os.path.join(a.dir, old_d)])
-    return h.rec('fault', {'kind': 'upgrade', 'to': new_d, 'rolled_back_prepared': gids}, inv, 'ok')
+    return h.rec('fault', {'kind': kind, 'to': new_d, 'rolled_back_prepared': gids,
+                           'bindir': new_bin, **info}, inv, 'ok')
 
 
 def standby_of(a):
@@ -752,6 +852,10 @@ def nemesis(a, client_pids):
     else:
         kinds += ['dump_restore', 'upgrade']
     moves = 0
+    # --upgrade-to: the move to the newer major version, once, at a seeded
+    # time (a Random of its own: the other choices replay as without it)
+    major_at = (now() + a.seconds * random.Random(a.seed * 1000 + 998).uniform(0.25, 0.5)
+                if a.upgrade_to and a.standby == 'none' else None)
     weights = [k for k in kinds if a.faults == 'all' or k in a.faults.split(',')]
     time.sleep(rnd.uniform(1, 3))
     while now() < end - 3:
@@ -781,6 +885,14 @@ def nemesis(a, client_pids):
             except psycopg.Error as e:
                 res, st, msg = classify(e)
                 h.rec('fault', {'kind': 'ext_update'}, inv, res, sqlstate=st, msg=msg)
+            continue
+        if major_at and now() >= major_at:
+            major_at = None
+            moves += 1
+            try:
+                upgrade(a, h, rnd, conn, moves, to=a.upgrade_to)
+            except (psycopg.Error, OSError) as e:
+                h.rec('fault', {'kind': 'upgrade_major'}, now(), 'fail', msg=str(e))
             continue
         kind = rnd.choice(weights) if weights else None
         inv = now()
@@ -908,6 +1020,7 @@ def main():
     p.add_argument('--pids', default='')
     p.add_argument('--port2', type=int, default=0)
     p.add_argument('--standby', choices=['none', 'sync', 'async'], default='none')
+    p.add_argument('--upgrade-to', default='')
     a = p.parse_args()
     if a.role == 'client':
         return client(a, a.id)
@@ -930,7 +1043,7 @@ def main():
     setup(a)
     me = [sys.executable, os.path.abspath(__file__)]
     common = ['--dir', a.dir, '--host', a.host, '--port', str(a.port), '--seed', str(a.seed),
-              '--port2', str(a.port2), '--standby', a.standby,
+              '--port2', str(a.port2), '--standby', a.standby, '--upgrade-to', a.upgrade_to,
               '--seconds', str(a.seconds), '--max-prepared', str(a.max_prepared)]
     procs = []
     for i in range(a.clients):
