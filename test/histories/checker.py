@@ -215,9 +215,18 @@ def check(hist, final):
             reads[op['args']['scope']].append(op)
     for scope, rs in reads.items():
         queries = [(r, r.get('value') or 0) for r in rs]
-        for q, (val, it) in sweep(raises.get(scope, []), queries, resets.by.get(scope, [])):
-            text = 'scope %s: mark read as %d after a raise to %d was acknowledged' % (scope, q.get('value') or 0, val)
-            v.append(('I2', text, [it, q]))
+        # a scope read as unknown after an asynchronous promotion was made on
+        # the lost timeline (its first term): fence_older_timelines() lifts
+        # only the scopes the promoted server knows; its next term comes from
+        # the new timeline's band, above every term of the lost one (I1)
+        known = [x for x in queries if x[0].get('value') is not None]
+        unknown = [x for x in queries if x[0].get('value') is None]
+        for qs, ex in ((known, resets.by.get(scope, [])),
+                       (unknown, resets.by.get(scope, []) + resets.async_promotions)):
+            for q, (val, it) in sweep(raises.get(scope, []), qs, ex):
+                text = 'scope %s: mark read as %s after a raise to %d was acknowledged' % (
+                    scope, q.get('value'), val)
+                v.append(('I2', text, [it, q]))
         # a read against an earlier read: also unless a promotion may lie
         # between (what was read may have been a raise never acknowledged)
         for q, (val, it) in sweep([(r.get('value') or 0, r) for r in rs], queries,
@@ -397,6 +406,14 @@ def self_test():
         _op('c0', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=3),
         _op('n', 'fault', {'kind': 'promote', 'mode': 'sync'}, 3, 4),
         _op('m', 'read_mark', {'scope': 'x'}, 5, 6, value=3)], _audit(), {'I2'}))
+    cases.append(('I2: a scope made on a timeline an asynchronous promotion lost (no violation)', [
+        _op('m', 'next_epoch', {'scope': 'f'}, 1, 2, value=9),
+        _op('n', 'fault', {'kind': 'promote', 'mode': 'async'}, 3, 4),
+        _op('m', 'read_mark', {'scope': 'f'}, 5, 6, value=None)], _audit(), set()))
+    cases.append(('I2: an issued scope lowered by an asynchronous promotion', [
+        _op('m', 'next_epoch', {'scope': 'f'}, 1, 2, value=9),
+        _op('n', 'fault', {'kind': 'promote', 'mode': 'async'}, 3, 4),
+        _op('m', 'read_mark', {'scope': 'f'}, 5, 6, value=8)], _audit(), {'I2'}))
     cases.append(('I2: an acknowledged raise lost', [
         _op('c0', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=3),
         _op('m', 'read_mark', {'scope': 'x'}, 3, 4, value=3)], _audit(), {'I2'}))
