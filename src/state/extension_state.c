@@ -266,9 +266,10 @@ fencing_saved_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
  * it.  Every switch to the owner (fencing_become_owner(), here and alone)
  * is a SECURITY_RESTRICTED_OPERATION, and:
  *   - SPI as the owner (scope_mark.c raise, scope_admin.c, scope_acl.c,
- *     failover_fence.c) plans and runs only fixed statements, every name
- *     schema-qualified, over the extension's own tables (fencing.scopes,
- *     scope_grants, terms, leases).  Only their owner can add an index,
+ *     failover_fence.c, cluster_apply.c) plans and runs only fixed
+ *     statements, every name schema-qualified, over the extension's own
+ *     tables (fencing.scopes, scope_grants, terms, leases, clock,
+ *     node_state).  Only their owner can add an index,
  *     trigger, rule, policy, default or inheritance child to those, so
  *     planning and running them calls no user code (their row security
  *     policy calls fencing.may_read(), C).  Values a user chose are
