@@ -23,7 +23,10 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $old_install = $ENV{FENCING_UPGRADE_OLD_INSTALL};
-plan skip_all => 'FENCING_UPGRADE_OLD_INSTALL is not set' unless $old_install;
+plan skip_all => 'a test by hand, pg_upgrade across majors: set FENCING_UPGRADE_OLD_INSTALL '
+  . 'to the older installation (bin/ with initdb, pg_ctl, postgres; fencing installed for it) '
+  . 'and run this file with the newer server (docs/operations.md, pg_upgrade)'
+  unless $old_install;
 
 my $band = 2**40;
 my @issued;
