@@ -406,14 +406,6 @@ def self_test():
         _op('c0', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=3),
         _op('n', 'fault', {'kind': 'promote', 'mode': 'sync'}, 3, 4),
         _op('m', 'read_mark', {'scope': 'x'}, 5, 6, value=3)], _audit(), {'I2'}))
-    cases.append(('I2: a scope made on a timeline an asynchronous promotion lost (no violation)', [
-        _op('m', 'next_epoch', {'scope': 'f'}, 1, 2, value=9),
-        _op('n', 'fault', {'kind': 'promote', 'mode': 'async'}, 3, 4),
-        _op('m', 'read_mark', {'scope': 'f'}, 5, 6, value=None)], _audit(), set()))
-    cases.append(('I2: an issued scope lowered by an asynchronous promotion', [
-        _op('m', 'next_epoch', {'scope': 'f'}, 1, 2, value=9),
-        _op('n', 'fault', {'kind': 'promote', 'mode': 'async'}, 3, 4),
-        _op('m', 'read_mark', {'scope': 'f'}, 5, 6, value=8)], _audit(), {'I2'}))
     cases.append(('I2: an acknowledged raise lost', [
         _op('c0', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=3),
         _op('m', 'read_mark', {'scope': 'x'}, 3, 4, value=3)], _audit(), {'I2'}))
@@ -421,6 +413,17 @@ def self_test():
         _op('m', 'read_mark', {'scope': 's'}, 1, 2, value=7),
         _op('n', 'reset_mark', {'scope': 's', 'mark': 3}, 2.5, 5, result='unknown'),
         _op('m', 'read_mark', {'scope': 's'}, 3, 4, value=3)], _audit(), set()))
+    cases.append(('I2: a scope unknown after its raise (no promotion)', [
+        _op('m', 'next_epoch', {'scope': 'f'}, 1, 2, value=5),
+        _op('final', 'read_mark', {'scope': 'f'}, 3, 4)], _audit(), {'I2'}))
+    cases.append(('I2: a scope lost by an asynchronous promotion (no violation)', [
+        _op('m', 'next_epoch', {'scope': 'f'}, 1, 2, value=5),
+        _op('n', 'fault', {'kind': 'promote', 'mode': 'async', 'external': []}, 3, 4),
+        _op('final', 'read_mark', {'scope': 'f'}, 5, 6)], _audit(), set()))
+    cases.append(('I2: a lower mark of a scope kept by an asynchronous promotion', [
+        _op('m', 'next_epoch', {'scope': 'f'}, 1, 2, value=5),
+        _op('n', 'fault', {'kind': 'promote', 'mode': 'async', 'external': []}, 3, 4),
+        _op('final', 'read_mark', {'scope': 'f'}, 5, 6, value=4)], _audit(), {'I2'}))
     cases.append(('I3: a stale write committed', [
         _op('c0', 'next_epoch', {'scope': 's'}, 1, 2, value=1),
         _op('c1', 'next_epoch', {'scope': 's'}, 3, 4, value=2),

@@ -42,7 +42,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $old_install = $ENV{FENCING_UPGRADE_OLD_INSTALL};
-plan skip_all => 'FENCING_UPGRADE_OLD_INSTALL is not set (test/stages/matrix runs this file for each pair of versions)'
+plan skip_all => 'FENCING_UPGRADE_OLD_INSTALL is not set: test/stages/matrix runs this file for each pair of versions (by hand: set it to the older installation and run the file with the newer server, docs/operations.md)'
   unless $old_install;
 
 my $band = 2**40;
