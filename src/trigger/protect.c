@@ -52,6 +52,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -139,9 +140,19 @@ static void
 allow_fence_for(Oid role)
 {
 	FencingUserContext uctx;
+	Oid			fence = fence_trigger_oid();
 
-	if (superuser_arg(role) ||
-		pg_proc_aclcheck(fence_trigger_oid(), role, ACL_EXECUTE) == ACLCHECK_OK)
+	if (superuser_arg(role) || pg_proc_aclcheck(fence, role, ACL_EXECUTE) == ACLCHECK_OK)
+		return;
+	/*
+	 * One grant at a time: a GRANT updates the function's catalog row, and
+	 * a second one in a concurrent transaction fails on it ("tuple
+	 * concurrently updated").  The second waits for the first to end, then
+	 * sees its grant (the lock takes in the messages of what committed),
+	 * and grants from there.  Only a role's first grant comes here.
+	 */
+	LockDatabaseObject(ProcedureRelationId, fence, 0, ShareUpdateExclusiveLock);
+	if (pg_proc_aclcheck(fence, role, ACL_EXECUTE) == ACLCHECK_OK)
 		return;
 	fencing_become_owner(&uctx);
 	run_ddl(psprintf("GRANT EXECUTE ON FUNCTION fencing.fence_trigger() TO %s",
