@@ -1244,6 +1244,7 @@ refuse_scope_on_citus_worker(Relation rel, const FenceConfig *cfg)
 	Oid			table;
 	const char *shown;
 	const char *stale;
+	const char *what;
 
 	if (likely(!cfg->citus_node) ||
 		cfg->scope_kind == FENCE_SCOPE_NONE ||
@@ -1256,28 +1257,25 @@ refuse_scope_on_citus_worker(Relation rel, const FenceConfig *cfg)
 	shown = OidIsValid(table) ? get_rel_name(table) : NULL;
 	if (shown == NULL)
 		shown = RelationGetRelationName(rel);
+	/* the table, its scope and the shard, as every DETAIL below names them */
+	what = psprintf("Relation \"%s.%s\", %s, written on \"%s\"",
+					get_namespace_name(RelationGetNamespace(rel)), shown,
+					cfg->scope_kind == FENCE_SCOPE_CONSTANT ?
+					psprintf("scope \"%s\"", cfg->scope_name) :
+					psprintf("scope column \"%s\"", cfg->scope_column),
+					RelationGetRelationName(rel));
 	if (stale != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot fence relation \"%s\" by scope: this Citus worker's marks are not current", shown),
-				 errdetail("Relation \"%s.%s\", %s, written on \"%s\": %s.",
-						   get_namespace_name(RelationGetNamespace(rel)), shown,
-						   cfg->scope_kind == FENCE_SCOPE_CONSTANT ?
-						   psprintf("scope \"%s\"", cfg->scope_name) :
-						   psprintf("scope column \"%s\"", cfg->scope_column),
-						   RelationGetRelationName(rel), stale),
+				 errdetail("%s: %s.", what, stale),
 				 errhint("Run SELECT fencing.distribute_marks() on the coordinator (a superuser): it feeds every scope to every node."),
 				 errtable(rel)));
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("cannot fence relation \"%s\" by scope on a Citus worker", shown),
-			 errdetail("Relation \"%s.%s\", %s, written on \"%s\" on a Citus worker: the coordinator has not distributed its marks, so this worker can neither check the token against %s mark nor raise it.",
-					   get_namespace_name(RelationGetNamespace(rel)), shown,
-					   cfg->scope_kind == FENCE_SCOPE_CONSTANT ?
-					   psprintf("scope \"%s\"", cfg->scope_name) :
-					   psprintf("scope column \"%s\"", cfg->scope_column),
-					   RelationGetRelationName(rel),
-					   cfg->scope_kind == FENCE_SCOPE_CONSTANT ? "the scope's" : "a scope's"),
+			 errdetail("%s on a Citus worker: the coordinator has not distributed its marks, so this worker can neither check the token against %s mark nor raise it.",
+					   what, cfg->scope_kind == FENCE_SCOPE_CONSTANT ? "the scope's" : "a scope's"),
 			 errhint("Run SELECT fencing.distribute_marks() on the coordinator (a superuser): from then on every node has the coordinator's marks."),
 			 errtable(rel)));
 }
