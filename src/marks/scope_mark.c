@@ -733,9 +733,11 @@ static bool may_write_raise(Relation rel);
  * Whether the first write of a scope that this transaction locks by its
  * owner (scope_lock.c: its own roles' scopes, past the fine locks) is, by
  * the mark read without a lock, a raise.  It is then locked exclusively at
- * once: the owner's lock in share mode, taken first, would wait for a
- * raise of any other scope of the owner, which any role with write on that
- * one scope may hold.  Only the lock taken depends on this guess: the mark
+ * once, not first by the owner's lock in share mode and then again: that
+ * share would wait for (or step around, scope_lock.c) a raise of another
+ * scope of the owner in flight, and holds off the owner's raises of every
+ * other scope until the transaction ends.  Only the lock taken depends on
+ * this guess: the mark
  * is read again under the lock, and the verdict made from that read (a
  * write found at the mark is admitted, one below it refused; a raise's
  * rights are checked when it is admitted, raise_admitted()).
