@@ -45,7 +45,8 @@
  * issues again what the original issued after the copy was made.  Such a
  * copy starts like a crash.  With the library preloaded, the postmaster
  * reads pg_control before recovery: when it was not shut down cleanly and
- * the server issues on the timeline it started on, the clock is
+ * the server starts by crash recovery (not as a standby, not in archive
+ * recovery: those end in a promotion onto a new timeline), the clock is
  * "unconfirmed" until a superuser calls fencing.confirm_clock(), which moves
  * the generation above every band the original could have used.  With
  * fencing.clock_unclean_start = 'confirm' an unconfirmed clock refuses to
@@ -55,6 +56,8 @@
  *-------------------------------------------------------------------------
  */
 #include "clock/clock_generation.h"
+
+#include <sys/stat.h>
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
@@ -106,13 +109,14 @@ static const struct config_enum_entry unclean_start_options[] = {
 static int	clock_unclean_start = CLOCK_UNCLEAN_ISSUE;
 
 /*
- * What the postmaster read in pg_control before recovery (preloaded only;
- * backends inherit it): whether the data directory was shut down cleanly,
- * and the timeline of its last checkpoint.
+ * What the postmaster found before recovery (preloaded only; backends
+ * inherit it): whether pg_control says the data directory was shut down
+ * cleanly, and whether it starts as a standby or in archive recovery (a
+ * signal file), whose end is a promotion onto a new timeline.
  */
 static bool start_known = false;
 static bool start_unclean = false;
-static int64 start_timeline = 0;
+static bool start_in_archive_recovery = false;
 
 /* The row of fencing.clock, as read. */
 typedef struct ClockRow
@@ -142,6 +146,17 @@ static const char *const verdict_names[] = {
 	"unclaimed", "claimed", "new timeline", "moves"
 };
 
+/* Whether the data directory has the signal file "name". */
+static bool
+start_signal_file(const char *name)
+{
+	char		path[MAXPGPATH];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", DataDir, name);
+	return stat(path, &st) == 0;
+}
+
 void
 clock_generation_init(void)
 {
@@ -166,9 +181,10 @@ clock_generation_init(void)
 			start_known = true;
 			start_unclean = control->state != DB_SHUTDOWNED &&
 				control->state != DB_SHUTDOWNED_IN_RECOVERY;
-			start_timeline = (int64) control->checkPointCopy.ThisTimeLineID;
 		}
 		pfree(control);
+		start_in_archive_recovery =
+			start_signal_file(STANDBY_SIGNAL_FILE) || start_signal_file(RECOVERY_SIGNAL_FILE);
 	}
 }
 
@@ -244,13 +260,17 @@ clock_verdict(Relation rel, const ClockRow *row, int64 tli)
 
 /*
  * The server cannot tell whether it is a copy of the data directory: it
- * started from one not shut down cleanly, and issues on the timeline it
- * started on (a promotion since moves to a band of its own).  NULL if not.
+ * started from one not shut down cleanly, by crash recovery.  A start as a
+ * standby or in archive recovery ends in a promotion, onto a timeline and
+ * so a band of its own.  Not the timeline of pg_control's checkpoint: a copy
+ * made right after a promotion, before its checkpoint, names the timeline
+ * before it, and its crash recovery ends on the promoted one, where the
+ * original went on issuing.  NULL if not.
  */
 static const char *
-clock_unconfirmed_reason(const ClockRow *row, int64 tli)
+clock_unconfirmed_reason(const ClockRow *row)
 {
-	if (!start_known || !start_unclean || tli != start_timeline || RecoveryInProgress())
+	if (!start_known || !start_unclean || start_in_archive_recovery || RecoveryInProgress())
 		return NULL;
 	if (row->found && row->confirmed)
 		return NULL;
@@ -389,7 +409,7 @@ clock_band_for_issue(int64 tli)
 	clock_read(rel, snapshot, &row);
 	verdict = clock_verdict(rel, &row, tli);
 
-	unconfirmed = clock_unconfirmed_reason(&row, tli);
+	unconfirmed = clock_unconfirmed_reason(&row);
 	if (unconfirmed != NULL && clock_unclean_start == CLOCK_UNCLEAN_CONFIRM)
 		fence_reject_clock_unconfirmed(tli, unconfirmed);
 
@@ -490,7 +510,7 @@ fencing_clock_state(PG_FUNCTION_ARGS)
 	UnregisterSnapshot(snapshot);
 
 	state = verdict_names[verdict];
-	if (clock_unconfirmed_reason(&row, tli) != NULL)
+	if (clock_unconfirmed_reason(&row) != NULL)
 		state = clock_unclean_start == CLOCK_UNCLEAN_CONFIRM ?
 			"awaits confirmation" : "unconfirmed";
 

@@ -16,7 +16,11 @@
 #     issue again, shown by a control: the copy's sequence and marks are
 #     behind them);
 #   - the confirmation holds until the next start: a clean restart keeps
-#     it, a crash asks again.
+#     it, a crash asks again;
+#   - a snapshot of a standby taken right after its promotion, before the
+#     promotion's checkpoint (pg_control still names the old timeline; its
+#     crash recovery ends on the promoted one, where the original goes on
+#     issuing), is unconfirmed too, and refuses with 'confirm'.
 use strict;
 use warnings;
 
@@ -24,6 +28,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use FencingCrash;
 use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::RecursiveCopy;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
@@ -121,4 +126,85 @@ $copy->start;
 is(sqlstate_error($copy, 'postgres', "SELECT fencing.fence_next_epoch('jobs')"),
 	'ZF006', 'a crash asks for a confirmation again');
 $copy->stop;
+
+# --- a snapshot of a standby right after its promotion, before the
+# promotion's checkpoint: the checkpointer is held (SIGSTOP), so pg_control
+# keeps the timeline of the last restartpoint
+sub server_pids
+{
+	my ($node) = @_;
+	my $postmaster = $node->{_pid};
+	die "no postmaster pid" unless defined $postmaster && $postmaster =~ /^\d+$/;
+	my @children;
+	opendir(my $proc, '/proc') or die "no /proc: $!";
+	for my $pid (grep { /^\d+$/ } readdir($proc))
+	{
+		open(my $fh, '<', "/proc/$pid/stat") or next;
+		my $stat = <$fh>;
+		close($fh);
+		next unless defined $stat && $stat =~ /\)\s+\S+\s+(\d+)/;
+		push @children, $pid if $1 == $postmaster;
+	}
+	closedir($proc);
+	return ($postmaster, @children);
+}
+
+my $prim = PostgreSQL::Test::Cluster->new('prim');
+$prim->init(allows_streaming => 1);
+$prim->append_conf('postgresql.conf', $conf . "fencing.clock_unclean_start = 'confirm'\n");
+$prim->start;
+$prim->safe_psql('postgres', 'CREATE EXTENSION fencing');
+term($prim, 'jobs') for 1 .. 3;
+$prim->backup('bk2');
+my $promoted = PostgreSQL::Test::Cluster->new('promoted');
+$promoted->init_from_backup($prim, 'bk2', has_streaming => 1);
+$promoted->start;
+$prim->wait_for_catchup($promoted);
+my $checkpointer = $promoted->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'");
+die "no checkpointer found" unless $checkpointer =~ /^\d+$/;
+kill('STOP', $checkpointer) or die "cannot stop the checkpointer: $!";
+$prim->stop('immediate');
+$promoted->promote;
+my $promoted_term = term($promoted, 'jobs');
+is($promoted->safe_psql('postgres', 'SELECT state FROM fencing.clock_state()'), 'claimed',
+	'a promoted standby issues at once (its start was a standby\'s)');
+
+# the snapshot: every process of the server held while the files are copied
+my @held = server_pids($promoted);
+kill('STOP', @held) == scalar(@held) or die "cannot hold the server: $!";
+my $snapdir = $promoted->backup_dir . '/snap2';
+PostgreSQL::Test::RecursiveCopy::copypath($promoted->data_dir, $snapdir);
+kill('CONT', @held);
+kill('CONT', $checkpointer);
+unlink("$snapdir/postmaster.pid");
+my ($control) = run_command([ 'pg_controldata', $snapdir ]);
+like($control, qr/Latest checkpoint's TimeLineID:\s+1\n/,
+	"control: the snapshot's pg_control names the timeline before the promotion");
+
+# the original goes on issuing on timeline 2, then is lost
+my $promoted_last = 0;
+for (1 .. 40) { $promoted_last = term($promoted, 'jobs'); }
+cmp_ok($promoted_last, '>', $promoted_term, "the original goes on issuing ($promoted_last)");
+$promoted->stop('immediate');
+
+my $copy2 = PostgreSQL::Test::Cluster->new('copy2');
+$copy2->init_from_backup($promoted, 'snap2');
+$copy2->append_conf('postgresql.conf', "fencing.clock_unclean_start = 'issue'\n");
+$copy2->start;
+is($copy2->safe_psql('postgres', 'SELECT pg_catalog.pg_is_in_recovery()'), 'f',
+	'the snapshot starts as a primary');
+cmp_ok($copy2->safe_psql('postgres', "SELECT mark FROM fencing.scopes WHERE scope = 'jobs'"),
+	'<', $promoted_last, "control: the snapshot's mark is behind the terms the original issued since");
+is($copy2->safe_psql('postgres', 'SELECT state FROM fencing.clock_state()'), 'unconfirmed',
+	"the snapshot's clock is unconfirmed, though it issues on a timeline pg_control does not name");
+is(clock_finding($copy2), 'warning', 'health warns');
+$copy2->append_conf('postgresql.conf', "fencing.clock_unclean_start = 'confirm'\n");
+$copy2->reload;
+is(sqlstate_error($copy2, 'postgres', "SELECT fencing.fence_next_epoch('jobs')"),
+	'ZF006', "with 'confirm' the snapshot refuses to issue (ZF006)");
+$copy2->safe_psql('postgres', 'SELECT fencing.confirm_clock()');
+cmp_ok(term($copy2, 'jobs'), '>', $promoted_last,
+	'once confirmed, its next term is above every term the original issued');
+$copy2->stop;
 done_testing();

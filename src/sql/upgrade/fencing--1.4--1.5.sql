@@ -430,7 +430,7 @@ FROM (
     UNION ALL
     SELECT CASE c.state WHEN 'awaits confirmation' THEN 'critical' ELSE 'warning' END,
            'clock not confirmed since an unclean start', 'fencing.clock',
-           pg_catalog.format('the server started from a data directory that was not shut down cleanly (a crash, or a restored file-system snapshot or copy) and issues terms on timeline %s, the one it started on: if it is a copy, it can issue again the terms the original issued after the copy was made%s',
+           pg_catalog.format('the server started from a data directory that was not shut down cleanly (a crash, or a restored file-system snapshot or copy) and issues terms on timeline %s after its crash recovery: if it is a copy, it can issue again the terms the original issued after the copy was made%s',
                              c.timeline,
                              CASE c.state WHEN 'awaits confirmation'
                                   THEN ' (fencing.clock_unclean_start = confirm: no term is issued until a superuser confirms)'
