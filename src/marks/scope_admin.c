@@ -72,8 +72,8 @@ require_may_become(Oid role)
 	if (!superuser() && !member_can_set_role(GetUserId(), role))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be member of role \"%s\"", GetUserNameFromId(role, false)),
-				 errdetail("Only a member of a role can make it the owner of a fencing scope.")));
+				 errmsg("must be able to SET ROLE \"%s\"", GetUserNameFromId(role, false)),
+				 errdetail("Only a role that may SET ROLE to a role (a member of it; from PostgreSQL 16, one whose membership has SET) can make it the owner of a fencing scope.")));
 }
 
 /* The scope must exist and the caller must own it; returns its info. */

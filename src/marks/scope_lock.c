@@ -288,7 +288,7 @@ scope_lock_next_is_coarse(const char *scope, Oid owner)
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("too many scopes of other owners locked in one transaction"),
-			 errdetail("Scope \"%s\" is owned by role \"%s\", which role \"%s\" is not a member of; this transaction holds %d scope locks already, one for each such scope.",
+			 errdetail("Scope \"%s\" is owned by role \"%s\", whose privileges role \"%s\" does not have and which it may not SET ROLE to; this transaction holds %d scope locks already, one for each such scope.",
 					   scope, owner_name ? owner_name : "?",
 					   GetUserNameFromId(session_role, false), fine_locks),
 			 errhint("Write other owners' scopes in smaller transactions, or raise max_locks_per_transaction.")));
