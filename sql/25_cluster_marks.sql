@@ -99,6 +99,27 @@ CREATE TRIGGER apply BEFORE INSERT ON fencing.fake_marks_1
     FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
 INSERT INTO fencing.fake_marks_1 VALUES ('solo', 1000, :'su', 'issued', true, '{}');
 SELECT scope, mark FROM fencing.scopes WHERE scope = 'solo';
+-- a table named like a placement of it, with other columns (made or altered
+-- by hand), is refused, not read by position with the wrong types
+\set VERBOSITY default
+CREATE TABLE fencing.cluster_marks_901 (scope text, mark numeric, owner name, tokens text, exact boolean, grants text[]);
+CREATE TRIGGER apply BEFORE INSERT ON fencing.cluster_marks_901
+    FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
+INSERT INTO fencing.cluster_marks_901 VALUES ('solo', 1000, :'su', 'issued', true, '{}');
+\echo :LAST_ERROR_SQLSTATE
+CREATE TABLE fencing.cluster_marks_902 (scope text, mark bigint, owner name, tokens text, exact boolean);
+CREATE TRIGGER apply BEFORE INSERT ON fencing.cluster_marks_902
+    FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
+INSERT INTO fencing.cluster_marks_902 VALUES ('solo', 1000, :'su', 'issued', true);
+\echo :LAST_ERROR_SQLSTATE
+ALTER TABLE fencing.cluster_marks_902 DROP COLUMN exact;
+ALTER TABLE fencing.cluster_marks_902 ADD COLUMN exact boolean, ADD COLUMN grants text[];
+INSERT INTO fencing.cluster_marks_902 (scope, mark, owner, tokens, exact, grants)
+    VALUES ('solo', 1000, :'su', 'issued', true, '{}');
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY terse
+DROP TABLE fencing.cluster_marks_901, fencing.cluster_marks_902;
+SELECT scope, mark FROM fencing.scopes WHERE scope = 'solo';
 -- and PUBLIC may not use it, nor write the cluster's table
 CREATE ROLE regress_fencing_cluster_stranger;
 GRANT CREATE ON SCHEMA public TO regress_fencing_cluster_stranger;

@@ -60,6 +60,7 @@
 #define ERRCODE_FENCING_CLOCK_EXHAUSTED	MAKE_SQLSTATE('Z','F','0','0','4')
 #define ERRCODE_FENCING_TOKEN_CONFLICT	MAKE_SQLSTATE('Z','F','0','0','5')
 #define ERRCODE_FENCING_CLOCK_UNCONFIRMED	MAKE_SQLSTATE('Z','F','0','0','6')
+#define ERRCODE_FENCING_OUT_OF_BAND		MAKE_SQLSTATE('Z','F','0','0','7')
 
 /*
  * Declares a SQL-callable function.  Only these, _PG_init and the magic

@@ -30,6 +30,17 @@
  * which moves above every band used when the database was moved to another
  * cluster (pg_upgrade, a restore), whose timelines start again at 1.
  *
+ * The bands protect only the terms inside them: the band of timeline T ends
+ * where timeline T + 1's begins (term_limit), so a term at or above it could
+ * be issued again by the next timeline after an asynchronous failover.  The
+ * clock never issues one: a scope whose next term would be term_limit or
+ * above (its mark or latest term is term_limit - 1 or more: pushed there by
+ * an external token, reset_mark(), or its own last term of the band), or a
+ * shared sequence that reached term_limit, gets no term (ZF007) and nothing
+ * changes.  No automatic move of the generation above such a scope: any
+ * role that may write a scope can push its mark, and would spend the bands
+ * of every scope; confirm_clock() is a superuser's.
+ *
  *-------------------------------------------------------------------------
  */
 #include "fencing.h"
@@ -60,20 +71,51 @@
 #define FENCING_LOCKTAG_CLOCK	0xFE02
 
 /*
+ * The band the next term of a scope is issued in, on timeline "tli":
+ * [floor, limit).  The next timeline's band starts at limit, so a term at or
+ * above it could be issued again after an asynchronous failover (the new
+ * primary may never have received it): a scope whose next term would be
+ * limit or above (its mark or latest term is limit - 1 or more) gets none
+ * (ZF007), before the shared sequence moves.  Its mark and latest term are
+ * left as they are: only its owner (reset_mark), its lock service
+ * (takeover) or a superuser (confirm_clock) can bring it back.
+ */
+typedef struct IssueBand
+{
+	int64		tli;
+	int64		floor;
+	int64		limit;
+} IssueBand;
+
+static void
+clock_require_in_band(const char *scope, bool issued, int64 mark, int64 latest,
+					  const IssueBand *band)
+{
+	int64		highest = Max(mark, latest);
+
+	if (highest == PG_INT64_MAX)
+		fence_reject_no_term_left(scope, mark, latest);
+	if (highest >= band->limit - 1)
+		fence_reject_out_of_band(scope, issued, mark, latest, band->tli,
+								 band->floor, band->limit);
+}
+
+/*
  * The next term of a scope: above its mark and its latest term, at least the
- * floor of the current timeline, never moving the shared sequence for anyone
- * else.
+ * floor of the current timeline, below its limit (clock_require_in_band()
+ * checked the scope), never moving the shared sequence for anyone else.  A
+ * sequence outside the band (moved there by hand, or by 1.1's clock) refuses
+ * every term (ZF007) rather than issue one the next timeline may issue too.
  */
 static int64
-clock_next_for_scope(const char *scope, int64 mark, int64 latest, int64 band_floor)
+clock_next_for_scope(int64 mark, int64 latest, const IssueBand *band)
 {
-	int64		floor = Max(mark, latest);
 	int64		value;
 
-	if (floor == PG_INT64_MAX)
-		fence_reject_no_term_left(scope, mark, latest);
 	value = nextval_internal(fencing_epoch_seq_relid(), false);
-	return Max(Max(value, floor + 1), band_floor);
+	if (value >= band->limit)
+		fence_reject_sequence_out_of_band(value, band->tli, band->floor, band->limit, false);
+	return Max(Max(value, Max(mark, latest) + 1), band->floor);
 }
 
 /*
@@ -163,8 +205,8 @@ epoch_clock_issue(const char *scope, const char *holder)
 	HeapTuple	row;
 	int64		mark;
 	int64		epoch;
-	int64		band_floor;
-	int64		tli;
+	IssueBand	band;
+	TermBand	term_band;
 	ScopeInfo	info;
 
 	mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_CREATE_ISSUED, SCOPE_PRIV_LEAD, &row);
@@ -175,12 +217,23 @@ epoch_clock_issue(const char *scope, const char *holder)
 	 * The clock's generation moves here when this server is not the one
 	 * that claimed it (clock/clock_generation.c).
 	 */
-	tli = term_band_timeline();
-	band_floor = term_band_floor(tli, clock_band_for_issue(tli));
+	band.tli = term_band_timeline();
+	term_band = clock_band_for_issue(band.tli);
+	band.floor = term_band_floor(band.tli, term_band);
+	band.limit = term_band_limit(band.tli, term_band);
+	/* a scope created here is 'issued'; before 1.2 every scope took terms */
+	clock_require_in_band(scope,
+						  info.issued || !info.exists || !fencing_sql_at_least(FENCING_SQL_1_2),
+						  mark, info.epoch, &band);
 	if (fencing_sql_at_least(FENCING_SQL_1_2))
-		epoch = clock_next_for_scope(scope, mark, info.epoch, band_floor);
+		epoch = clock_next_for_scope(mark, info.epoch, &band);
 	else
-		epoch = clock_next_above_legacy(Max(mark, band_floor - 1));
+	{
+		epoch = clock_next_above_legacy(Max(mark, band.floor - 1));
+		if (epoch >= band.limit)
+			fence_reject_sequence_out_of_band(epoch, band.tli, band.floor, band.limit, true);
+	}
+	Assert(epoch >= band.floor && epoch < band.limit);
 	record_term(scopes, scope, row, epoch, holder);
 	table_close(scopes, NoLock);
 	fence_count_scope_event(scope, FENCE_STAT_TERMS, &info);

@@ -12,8 +12,10 @@
  * its archive.  So the clock never issues a term below the floor of the
  * current timeline, (timeline - 1) * 2^40: every term issued on timeline T
  * is above every term the servers of timelines below T issued, as long as
- * those stayed in their own band (fewer than 2^40 terms per timeline, no
- * mark pushed past the band by an external token or a reset).
+ * those stayed in their own band.  The clock keeps them there: it refuses a
+ * term at or above the band's limit (ZF007, clock/epoch_clock.c), so a scope
+ * whose mark an external token or a reset pushed to the limit - 1 or beyond
+ * gets no term rather than one the next timeline may issue again.
  *
  * That holds while timelines only grow.  pg_upgrade, a restore into a new
  * cluster and a copy start again on timeline 1 with the terms copied: the
@@ -87,9 +89,11 @@ term_band_limit(int64 tli, TermBand band)
  * fencing.clock_timeline(OUT timeline bigint, OUT term_floor bigint,
  *                        OUT term_limit bigint)
  * The timeline of this server and the band of terms its next term is issued
- * in (in the clock's generation, moved if the next term moves it): a scope
- * whose mark or latest term is at or above term_limit is outside the band,
- * and its terms could be issued again after an asynchronous failover.
+ * in (in the clock's generation, moved if the next term moves it): terms
+ * term_floor to term_limit - 1.  A scope whose mark or latest term is at or
+ * above term_limit - 1 is outside the band: its next term would be
+ * term_limit or more, which the next timeline issues too after an
+ * asynchronous failover, so the clock refuses it (ZF007).
  */
 FENCING_FUNCTION(fencing_clock_timeline);
 

@@ -14,8 +14,9 @@
 /*
  * A term is a bigint split as 1 sign bit (always 0), 23 bits of band and 40
  * bits of counter.  Timeline T of clock generation G issues in band
- * G + T - 1: its terms are at least (G + T - 1) * 2^40 and stay below
- * (G + T) * 2^40 while fewer than 2^40 terms are issued on it.  Generation
+ * G + T - 1: its terms are at least (G + T - 1) * 2^40 and below
+ * (G + T) * 2^40, the next timeline's floor (the clock refuses a term at or
+ * above it, ZF007, clock/epoch_clock.c).  Generation
  * 0, timeline 1 starts at 0, so terms issued before 1.2 (all on one
  * timeline, or below 2^40) keep their place (clock/clock_generation.c says
  * when the generation moves).  Only fencing.confirm_clock() shifts the

@@ -33,7 +33,9 @@
  * It acts only as a trigger of fencing.cluster_marks or of its shard (the
  * same name with "_<shard id>"), in the extension's schema and owned by a
  * superuser: a trigger made by hand on another table could otherwise raise
- * any scope.  PUBLIC may not execute it either.
+ * any scope.  PUBLIC may not execute it either.  Such a table with columns
+ * other than fencing.cluster_marks' (made or altered by hand) is refused
+ * (55000), not read by position with the wrong types.
  *
  *-------------------------------------------------------------------------
  */
@@ -80,6 +82,58 @@ is_cluster_marks(Relation rel)
 		if (*c < '0' || *c > '9')
 			return false;
 	return true;
+}
+
+/* The columns of fencing.cluster_marks, in order, as distribute_marks() makes them. */
+static const struct
+{
+	const char *name;
+	Oid			type;
+}			cluster_marks_columns[Natts_cluster_marks] = {
+	{"scope", TEXTOID},
+	{"mark", INT8OID},
+	{"owner", NAMEOID},
+	{"tokens", TEXTOID},
+	{"exact", BOOLOID},
+	{"grants", TEXTARRAYOID}
+};
+
+/*
+ * Rows of "desc" (the table fed, or what was read of it) are read by
+ * position with these types: a table of that name made or altered by hand
+ * with other columns is refused rather than misread.
+ */
+static void
+require_cluster_marks_columns(TupleDesc desc, const char *relname)
+{
+	const char *expected = "scope text, mark bigint, owner name, tokens text, exact boolean, grants text[]";
+
+	if (desc->natts != Natts_cluster_marks)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("relation \"%s\" does not have the columns of fencing.cluster_marks", relname),
+				 errdetail("It has %d columns (dropped ones included); fencing.cluster_marks has %d: %s.",
+						   desc->natts, Natts_cluster_marks, expected),
+				 errhint("Let fencing.distribute_marks() create fencing.cluster_marks on the coordinator, "
+						 "and do not alter it.")));
+	for (int i = 0; i < Natts_cluster_marks; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped ||
+			strcmp(NameStr(att->attname), cluster_marks_columns[i].name) != 0 ||
+			att->atttypid != cluster_marks_columns[i].type)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("relation \"%s\" does not have the columns of fencing.cluster_marks", relname),
+					 att->attisdropped ?
+					 errdetail("Its column %d was dropped; fencing.cluster_marks has %s.",
+							   i + 1, expected) :
+					 errdetail("Its column %d is \"%s\" of type %s; fencing.cluster_marks has %s.",
+							   i + 1, NameStr(att->attname), format_type_be(att->atttypid), expected),
+					 errhint("Let fencing.distribute_marks() create fencing.cluster_marks on the coordinator, "
+							 "and do not alter it.")));
+	}
 }
 
 static Datum
@@ -239,9 +293,7 @@ take_every_scope(Relation rel)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read \"%s\"", RelationGetRelationName(rel));
-	if (SPI_tuptable->tupdesc->natts != Natts_cluster_marks)
-		elog(ERROR, "\"%s\" does not have the columns of fencing.cluster_marks",
-			 RelationGetRelationName(rel));
+	require_cluster_marks_columns(SPI_tuptable->tupdesc, RelationGetRelationName(rel));
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		MemoryContext spi = MemoryContextSwitchTo(outer);
@@ -311,13 +363,14 @@ fencing_apply_cluster_mark(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("fencing.apply_cluster_mark() must be fired BEFORE INSERT OR UPDATE FOR EACH ROW")));
-	if (!is_cluster_marks(trigdata->tg_relation) ||
-		RelationGetDescr(trigdata->tg_relation)->natts != Natts_cluster_marks)
+	if (!is_cluster_marks(trigdata->tg_relation))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("fencing.apply_cluster_mark() fires only on fencing.cluster_marks"),
 				 errdetail("It fired on relation \"%s\".",
 						   RelationGetRelationName(trigdata->tg_relation))));
+	require_cluster_marks_columns(RelationGetDescr(trigdata->tg_relation),
+								  RelationGetRelationName(trigdata->tg_relation));
 
 	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
 	desc = RelationGetDescr(trigdata->tg_relation);

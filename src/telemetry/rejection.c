@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * rejection.c
- *	  The fence's rejections, ZF001 to ZF006, raised in one place: each is
+ *	  The fence's rejections, ZF001 to ZF007, raised in one place: each is
  *	  authorized, then counted, logged, and raised with the table's fields.
  *
  * Guarantees:
@@ -31,7 +31,8 @@
  *
  * A rejection is counted and logged before its ereport(ERROR): the counters
  * are not transactional and survive the rolled-back transaction.  ZF004 (no
- * term left) is no write's rejection: it is raised here, not counted.
+ * term left), ZF006 and ZF007 (no term left in the band) are no write's
+ * rejections: they are raised here, not counted.
  *
  *-------------------------------------------------------------------------
  */
@@ -459,6 +460,77 @@ fence_reject_clock_unconfirmed(int64 timeline, const char *why)
 			 errdetail("%s On timeline %lld this server cannot tell whether terms it is about to issue were issued before by a copy of it, so fencing.clock_unclean_start = 'confirm' keeps it from issuing any.",
 					   why, (long long) timeline),
 			 errhint("After making sure no other copy of this database issues terms, a superuser runs: SELECT fencing.confirm_clock();")));
+	pg_unreachable();
+}
+
+void
+fence_reject_out_of_band(const char *scope, bool issued, int64 mark, int64 latest_term,
+						 int64 timeline, int64 term_floor, int64 term_limit)
+{
+	int64		highest = Max(mark, latest_term);
+	int64		reset_to = Max(latest_term, 0);
+	const char *quoted = quote_literal_cstr(scope);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_OUT_OF_BAND),
+			 errmsg("fencing scope \"%s\" has no term left in the band of timeline " INT64_FORMAT,
+					scope, timeline),
+			 latest_term >= 0 ?
+			 errdetail("Scope \"%s\" has mark " INT64_FORMAT " and latest term " INT64_FORMAT
+					   ", so its next term would be " INT64_FORMAT ". The band of timeline " INT64_FORMAT
+					   " holds terms " INT64_FORMAT " to " INT64_FORMAT " (term_limit " INT64_FORMAT
+					   "): the next timeline issues from term_limit on, so a term at or above it "
+					   "could be issued again after an asynchronous failover.",
+					   scope, mark, latest_term, highest + 1, timeline,
+					   term_floor, term_limit - 1, term_limit) :
+			 errdetail("Scope \"%s\" has mark " INT64_FORMAT " and no term yet, so its next term "
+					   "would be " INT64_FORMAT ". The band of timeline " INT64_FORMAT
+					   " holds terms " INT64_FORMAT " to " INT64_FORMAT " (term_limit " INT64_FORMAT
+					   "): the next timeline issues from term_limit on, so a term at or above it "
+					   "could be issued again after an asynchronous failover.",
+					   scope, mark, highest + 1, timeline,
+					   term_floor, term_limit - 1, term_limit),
+			 latest_term >= term_limit - 1 ?
+			 (issued ?
+			  errhint("Terms never repeat in a scope: use another scope name; or, once no other copy "
+					  "of this database issues terms, a superuser moves the clock's band above every "
+					  "term issued: SELECT fencing.confirm_clock();") :
+			  errhint("Scope \"%s\" takes external tokens: raise its mark with fencing.takeover(%s, token) "
+					  "and your lock service's next token instead of issuing terms, or use another scope name.",
+					  scope, quoted)) :
+			 (issued ?
+			  errhint("Once no writer holds a token above " INT64_FORMAT ", the scope's owner lowers "
+					  "the mark into the band: SELECT fencing.reset_mark(%s, " INT64_FORMAT ");",
+					  reset_to, quoted, reset_to) :
+			  errhint("Scope \"%s\" takes external tokens: raise its mark with fencing.takeover(%s, token) "
+					  "and your lock service's next token instead of issuing terms; or, once no writer "
+					  "holds a token above " INT64_FORMAT ", the scope's owner lowers the mark into the "
+					  "band: SELECT fencing.reset_mark(%s, " INT64_FORMAT ");",
+					  scope, quoted, reset_to, quoted, reset_to))));
+	pg_unreachable();
+}
+
+void
+fence_reject_sequence_out_of_band(int64 value, int64 timeline, int64 term_floor,
+								  int64 term_limit, bool legacy)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCING_OUT_OF_BAND),
+			 errmsg("the fencing clock's sequence is outside the band of timeline " INT64_FORMAT,
+					timeline),
+			 errdetail("fencing.epoch_seq returned " INT64_FORMAT ". The band of timeline " INT64_FORMAT
+					   " holds terms " INT64_FORMAT " to " INT64_FORMAT " (term_limit " INT64_FORMAT
+					   "): the next timeline issues from term_limit on, so a term at or above it "
+					   "could be issued again after an asynchronous failover.",
+					   value, timeline, term_floor, term_limit - 1, term_limit),
+			 legacy ?
+			 errhint("Update the extension (ALTER EXTENSION fencing UPDATE): from 1.2 on, each "
+					 "scope's terms are kept above its own mark and latest term, and the sequence "
+					 "can then be moved back into the band.") :
+			 errhint("Each scope's terms are kept above its own mark and latest term, whatever the "
+					 "sequence returns: a superuser moves the sequence back into the band with "
+					 "SELECT pg_catalog.setval('fencing.epoch_seq', " INT64_FORMAT ");",
+					 Max(term_floor, 1))));
 	pg_unreachable();
 }
 

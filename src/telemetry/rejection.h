@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * rejection.h
- *	  The fence's rejections (ZF001-ZF006), raised in one place: each is
+ *	  The fence's rejections (ZF001-ZF007), raised in one place: each is
  *	  counted (only under a scope the write may count under), logged, and
  *	  carries the table's fields when a table was written.
  *
@@ -89,6 +89,24 @@ pg_noreturn extern void fence_reject_no_band(int64 timeline, int64 generation, i
 
 /* ZF006: the clock awaits an operator's confirmation (fencing.confirm_clock()). */
 pg_noreturn extern void fence_reject_clock_unconfirmed(int64 timeline, const char *why);
+
+/*
+ * ZF007: the scope's next term would be at or above the limit of the band
+ * [term_floor, term_limit) of timeline "timeline" (its mark or latest term,
+ * -1 for none, is term_limit - 1 or more); issued: tokens = 'issued'.
+ */
+pg_noreturn extern void fence_reject_out_of_band(const char *scope, bool issued, int64 mark,
+									 int64 latest_term, int64 timeline,
+									 int64 term_floor, int64 term_limit);
+
+/*
+ * ZF007: the shared sequence fencing.epoch_seq returned "value", at or
+ * above the band's limit; legacy: the SQL is older than 1.2 (terms unique
+ * across scopes by the sequence).
+ */
+pg_noreturn extern void fence_reject_sequence_out_of_band(int64 value, int64 timeline,
+											  int64 term_floor, int64 term_limit,
+											  bool legacy);
 
 /* ZF005: the token column disagrees with the declared token. */
 pg_noreturn extern void fence_reject_conflict(const FenceWrite *w, const char *token_column,

@@ -8,6 +8,8 @@
 #   - no term is ever handed out twice: every term the new primary issues,
 #     in the scopes the old one used after the cut and in the others, is
 #     above every term the old primary returned (terms carry the timeline);
+#     a scope at the band's edge (mark 2^40 - 1) gets no term on the old
+#     primary (ZF007): its next term, 2^40, is the first the new one issues;
 #   - a fenced writer stays fenced once the new leader takes over: the old
 #     primary's latest leader, and a writer it had fenced, are rejected
 #     (ZF001) on the new primary after the new leader's term, in the term
@@ -71,6 +73,10 @@ my $replicated = record_term('leased',
 	q1("SELECT term FROM fencing.acquire_lease('leased', 'worker-a', '1 second')"));
 q1("INSERT INTO leased VALUES (1, $replicated, 'worker-a')");
 q1("INSERT INTO jobs VALUES (1, $issued{jobs}[-1], 'replicated leader')");
+# A scope at the band's edge: its lock service's token is 2^40 - 1, the last
+# term of timeline 1's band.
+q1("SELECT fencing.create_scope('edge', tokens => 'external')");
+q1("SELECT fencing.takeover('edge', 1099511627775)");
 $primary->wait_for_catchup($standby);
 my $replicated_mark = q1("SELECT mark FROM fencing.scopes WHERE scope = 'jobs'");
 
@@ -94,6 +100,13 @@ sleep 2;    # worker-a's lease expires
 my $lost_lease = record_term('leased',
 	q1("SELECT term FROM fencing.acquire_lease('leased', 'worker-b', '1 hour')"));
 q1("INSERT INTO leased VALUES (2, $lost_lease, 'worker-b')");
+# Its next term would be 2^40, timeline 2's floor, which the promoted
+# standby issues too: the old primary refuses it.
+my ($edge_rc, $edge_out, $edge_err) = $primary->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT fencing.fence_next_epoch('edge')");
+record_term('edge', $edge_out) if $edge_rc == 0;    # 1.4 issued 2^40 here
+like($edge_err, qr/ERROR:\s+ZF007:/,
+	"on the old primary a scope at the band's edge (mark 2^40 - 1) gets no term (ZF007)");
 q1('INSERT INTO plain VALUES (1)');
 $old_max{$_} = (sort { $b <=> $a } @{ $issued{$_} })[0] for keys %issued;
 my $old_seq = q1('SELECT last_value FROM fencing.epoch_seq');
@@ -160,6 +173,9 @@ cmp_ok($new_leader, '>', $old_max{jobs},
 take_on($new, 'jobs', "new-$_") for 1 .. 5;
 take_on($new, 'other', "new-$_") for 1 .. 45;
 take_on($new, 'fresh', "new-$_") for 1 .. 5;
+is(take_on($new, 'edge', 'new-edge'), '1099511627776',
+	"on timeline 2 the edge scope's first term is the floor, 2^40");
+$old_max{edge} //= 0;    # checked for duplicates below with the other scopes
 for my $scope (sort keys %old_max)
 {
 	my %seen;

@@ -42,10 +42,11 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'fencing_fence_next_epoch'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.fence_next_epoch(text, text) IS
-'Issues a new term for a scope on leader takeover: strictly greater than every term of the scope and its mark, durable, and the scope''s new mark. Needs the lead privilege on the scope; creates a missing scope (tokens issued) for roles allowed to create scopes.';
+'Issues a new term for a scope on leader takeover: strictly greater than every term of the scope and its mark, inside this timeline''s band (fencing.clock_timeline(); ZF007 when the next term would be at or above term_limit), durable, and the scope''s new mark. Needs the lead privilege on the scope; creates a missing scope (tokens issued) for roles allowed to create scopes.';
 
 -- Terms carry the timeline: fence_next_epoch() never issues a term below
--- (generation + timeline - 1) * 2^40, so a promoted standby's terms are above
+-- (generation + timeline - 1) * 2^40, nor one at or above the next
+-- timeline's floor (ZF007), so a promoted standby's terms are above
 -- every term of the timelines before it (src/clock/term_band.c; the
 -- generation, fencing.clock below, is 0 until the database moves to another
 -- cluster).  Terms issued on timeline 1, before 1.2 too, are below 2^40 and
@@ -57,7 +58,7 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'fencing_clock_timeline'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION fencing.clock_timeline() IS
-'The timeline of this server (the replayed one on a standby) and its band of terms in the clock''s generation (fencing.clock_state()): no term issued on it is below term_floor; a scope whose mark or latest term is at or above term_limit is outside the band, and its terms are not protected against reissue by an asynchronous failover.';
+'The timeline of this server (the replayed one on a standby) and its band of terms in the clock''s generation (fencing.clock_state()): it issues terms term_floor to term_limit - 1 (the next timeline issues from term_limit on). A scope whose mark or latest term is at or above term_limit - 1 is outside the band: its next term would be term_limit or more, which an asynchronous failover could issue again, so fence_next_epoch() and lease grants refuse it (ZF007).';
 
 -- The clock's generation: the band of timeline T is G + T - 1, for the
 -- generation G kept here.  One row per claim (none before the first term),

@@ -3,7 +3,8 @@
 -- synchronous standby, protected tables whose fence does not work
 -- (protected_tables, 40_trigger.sql), unfenced inheritance children, leases
 -- held by fenced holders, scopes not fenced since a promotion, marks far
--- above the clock, scopes owned by (and grants to) dropped roles, a server
+-- above the clock, scopes and the epoch sequence outside the clock's band
+-- (no term issued: src/clock/epoch_clock.c), scopes owned by (and grants to) dropped roles, a server
 -- that does not preload the library, roles other than superusers that may
 -- set session_replication_role.  For a DBA to run and alert on;
 -- readable by pg_monitor.
@@ -156,10 +157,38 @@ FROM (
         OR (s.tokens OPERATOR(pg_catalog.=) 'issued'
             AND s.mark OPERATOR(pg_catalog.>) 1000000
             AND s.mark OPERATOR(pg_catalog.>) (1000 OPERATOR(pg_catalog.*) GREATEST(s.epoch, c.term_floor, 1)))
+    UNION ALL
+    -- the clock refuses a term at or above term_limit (ZF007): the next
+    -- timeline issues from there after an asynchronous failover.  A scope of
+    -- external tokens that never took a term is its lock service's business.
+    SELECT CASE s.tokens WHEN 'issued' THEN 'critical' ELSE 'warning' END,
+           'scope outside the band', s.scope,
+           pg_catalog.format('scope %s has mark %s and latest term %s: its next term would be at or above %s, the limit of the band of terms of timeline %s, where the next timeline issues after an asynchronous failover; fence_next_epoch() and acquire_lease() refuse to issue it (ZF007)',
+                             s.scope, s.mark, COALESCE(s.epoch::pg_catalog.text, 'none'), c.term_limit, c.timeline),
+           CASE WHEN s.tokens OPERATOR(pg_catalog.<>) 'issued'
+                THEN pg_catalog.format('Take this scope''s tokens from its lock service: SELECT fencing.takeover(%L, token); or, if no writer holds a token above %s, its owner lowers the mark into the band: SELECT fencing.reset_mark(%L, %s);',
+                                       s.scope, COALESCE(s.epoch, 0), s.scope, COALESCE(s.epoch, 0))
+                WHEN s.epoch OPERATOR(pg_catalog.>=) (c.term_limit OPERATOR(pg_catalog.-) 1)
+                THEN 'Use another scope name; or, once no other copy of this database issues terms, a superuser moves the clock''s band above every term issued: SELECT fencing.confirm_clock();'
+                ELSE pg_catalog.format('If no writer holds a token above %s, its owner lowers the mark into the band: SELECT fencing.reset_mark(%L, %s);',
+                                       COALESCE(s.epoch, 0), s.scope, COALESCE(s.epoch, 0))
+           END
+      FROM fencing.scopes s, fencing.clock_timeline() c
+     WHERE (s.tokens OPERATOR(pg_catalog.=) 'issued' OR s.epoch IS NOT NULL)
+       AND GREATEST(s.mark, s.epoch) OPERATOR(pg_catalog.>=) (c.term_limit OPERATOR(pg_catalog.-) 1)
+    UNION ALL
+    SELECT 'critical', 'epoch sequence outside the band', 'fencing.epoch_seq',
+           pg_catalog.format('fencing.epoch_seq is at %s: its next value is at or above %s, the limit of the band of terms of timeline %s, so fence_next_epoch() and acquire_lease() refuse to issue any term (ZF007)',
+                             q.last_value, c.term_limit, c.timeline),
+           pg_catalog.format('Each scope''s terms are kept above its own mark and latest term, whatever the sequence returns: a superuser moves the sequence back into the band: SELECT pg_catalog.setval(''fencing.epoch_seq'', %s);',
+                             GREATEST(c.term_floor, 1))
+      FROM fencing.epoch_seq q, fencing.clock_timeline() c
+     WHERE q.last_value OPERATOR(pg_catalog.>=)
+           (c.term_limit OPERATOR(pg_catalog.-) CASE WHEN q.is_called THEN 1 ELSE 0 END)
 ) f
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
-'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, a clock not confirmed since an unclean start, marks far above the clock, scopes owned by or granted to dropped roles, a Citus worker whose marks are not current. No rows: nothing found. Readable by pg_monitor.';
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, a clock not confirmed since an unclean start, marks far above the clock, scopes and the epoch sequence outside the clock''s band (no term issued: ZF007), scopes owned by or granted to dropped roles, a Citus worker whose marks are not current. No rows: nothing found. Readable by pg_monitor.';
 REVOKE ALL ON fencing.health FROM PUBLIC;
 GRANT SELECT ON fencing.health TO pg_monitor;
 
