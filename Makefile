@@ -23,11 +23,9 @@ OBJS = src/base/input_checks.o \
        src/durability/durable_commit.o \
        src/security/bypass.o \
        src/security/scope_acl.o \
-       src/security/scope_binding.o \
        src/telemetry/fence_stats.o \
        src/telemetry/rejection.o \
        src/marks/scope_lock.o \
-       src/marks/shared_marks.o \
        src/marks/mark_cache.o \
        src/marks/scope_mark.o \
        src/marks/scope_admin.o \

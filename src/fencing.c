@@ -15,7 +15,7 @@
 #include "relcache_watch.h"
 #include "clock/term_retention.h"
 #include "clock/clock_generation.h"
-#include "marks/shared_marks.h"
+#include "marks/mark_cache.h"
 #include "security/bypass.h"
 #include "state/citus_errors.h"
 #include "state/citus_shards.h"

@@ -9,7 +9,7 @@
  * takes one and Citus five, so the library registers one, at load time, and
  * calls each module in a fixed order, from the bottom layer up: the
  * extension's relation OIDs (state/extension_state.c, and Citus's shard
- * names with them), the scope bindings (security/scope_binding.c), the mark
+ * names with them), the scope bindings (security/scope_acl.c), the mark
  * cache (marks/mark_cache.c) and the trigger configurations
  * (trigger/fence_config.c).  A scope's change arrives as a relcache message
  * for the scope's pseudo-OID (state/scope_rows.c); InvalidOid means "all".
@@ -21,7 +21,7 @@
 #include "utils/inval.h"
 
 #include "marks/mark_cache.h"
-#include "security/scope_binding.h"
+#include "security/scope_acl.h"
 #include "state/extension_state.h"
 #include "trigger/fence_config.h"
 

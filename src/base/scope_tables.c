@@ -9,9 +9,6 @@
  */
 #include "base/scope_tables.h"
 
-#include "access/transam.h"
-#include "common/hashfn.h"
-
 HTAB *
 fencing_scope_hash_create(const char *name, Size entrysize, MemoryContext cxt)
 {
@@ -21,25 +18,6 @@ fencing_scope_hash_create(const char *name, Size entrysize, MemoryContext cxt)
 	ctl.entrysize = entrysize;
 	ctl.hcxt = cxt;
 	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-}
-
-uint32
-scope_hash(const char *scope)
-{
-	/* string_hash() of a name shorter than the tables' key size */
-	return hash_bytes((const unsigned char *) scope, (int) strlen(scope));
-}
-
-Oid
-scope_inval_id_of_hash(uint32 hash)
-{
-	return (Oid) (FirstNormalObjectId + hash % ((uint32) PG_UINT32_MAX - FirstNormalObjectId));
-}
-
-Oid
-scope_inval_id(const char *scope)
-{
-	return scope_inval_id_of_hash(scope_hash(scope));
 }
 
 void
@@ -52,9 +30,9 @@ scope_table_drop(HTAB **table)
 	}
 }
 
-void *
-scope_table_enter(HTAB **table, const char *name, Size entrysize,
-				  MemoryContext cxt, long max, Oid key)
+HTAB *
+scope_table_ready(HTAB **table, const char *name, Size entrysize,
+				  MemoryContext cxt, long max)
 {
 	if (*table != NULL && hash_get_num_entries(*table) >= max)
 		scope_table_drop(table);
@@ -67,5 +45,5 @@ scope_table_enter(HTAB **table, const char *name, Size entrysize,
 		ctl.hcxt = cxt;
 		*table = hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	return hash_search(*table, &key, HASH_ENTER, NULL);
+	return *table;
 }

@@ -20,8 +20,8 @@
  * version, which state/extension_state.c tells (fencing_sql_version()); the
  * branches are (grep FENCING_SQL_):
  *	- 1.0 and 1.1 have no scope owners, grants or token kinds: every role may
- *	  do everything (security/scope_acl.c, security/scope_binding.c,
- *	  marks/scope_admin.c, telemetry/rejection.c), the clock is read with
+ *	  do everything (security/scope_acl.c, marks/scope_admin.c,
+ *	  telemetry/rejection.c), the clock is read with
  *	  1.1's statement (clock/epoch_clock.c), a new scope's row is inserted
  *	  without them (state/scope_rows.c);
  *	- 1.0 to 1.3 have no scope ids: a writer locks the scope by its name's

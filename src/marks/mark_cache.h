@@ -1,8 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * mark_cache.h
- *	  Backend-local cache of committed scope marks, kept exact by Postgres's
- *	  shared invalidation messages.
+ *	  The marks kept in memory: each backend's own cache of committed scope
+ *	  marks, kept exact by Postgres's shared invalidation messages, and the
+ *	  marks shared by the server's backends with the writers registered at
+ *	  them.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,23 +17,13 @@
 
 #include "base/scope_tables.h"
 #include "marks/scope_lock.h"
+#include "state/extension_state.h"
 
 /* A relation or scope changed (InvalidOid: all); called by relcache_watch.c. */
 extern void mark_cache_relcache_changed(Oid relid);
 /* Called by end_of_xact.c, in its order. */
 extern void mark_cache_at_xact_end(void);
 
-/*
- * Caller holds the scope lock; get/put also need mark_cache_sync() first.
- * A read of the table goes between mark_cache_read_start() and
- * mark_cache_put(), which caches nothing if the scope was invalidated
- * meanwhile.
- */
-extern void mark_cache_sync(void);
-/*
- * "id" is scope_inval_id(scope), which callers may keep.  With the mark
- * goes what the scope is locked by (id 0: no such scope).
- */
 /*
  * A fill of the marks shared with other backends that a read under a lock
  * would make: the caller makes it (mark_cache_share) only once it has
@@ -49,37 +41,52 @@ typedef struct MarkFill
 	uint64		stamp;			/* shared_marks_stamp() before the read */
 } MarkFill;
 
-/* with fill (a read under the lock), what may be shared is returned there */
-extern bool mark_cache_get(Oid id, const char *scope, int64 *mark, ScopeKey *key,
-						   MarkFill *fill);
+/*
+ * The mark and the id of a scope ("id": scope_inval_id(scope), which
+ * callers may keep): from memory, else from the registry (then kept); with
+ * fill (a read under the scope lock), what may go to the server's marks is
+ * returned there, and mark_cache_share() puts it there once the caller
+ * confirmed its lock.  With the mark goes what the scope is locked by (id
+ * 0: no such scope).  "use_cache" false: neither from nor into memory.
+ */
+extern int64 mark_cache_read(const char *scope, Oid id, bool use_cache, ScopeKey *key,
+							 MarkFill *fill);
 extern void mark_cache_share(const char *scope, const MarkFill *fill);
+/* The scope's row in the registry, fresh snapshot, nothing kept (*row NULL: none). */
+extern int64 mark_cache_read_row(const char *scope, HeapTuple *row, ScopeKey *key);
+/* The same for a holder of the scope lock exclusively about to change it: forgotten first. */
+extern int64 mark_cache_read_for_change(const char *scope, HeapTuple *row, ScopeKey *key);
 
 /* Moves at every message for the whole registry: remembered keys are void. */
 extern uint64 mark_cache_epoch(void);
-typedef struct MarkReadStart
-{
-	uint64		local;			/* this backend's count of messages */
-	uint64		shared;			/* the shared cache's stamp */
-} MarkReadStart;
-
-extern void mark_cache_read_start(Oid id, MarkReadStart *start);
-/*
- * Whether a read may go to the marks shared with other backends: never
- * (not the scope's latest row version), now (read under the scope lock:
- * returned in a MarkFill, filled once the lock is confirmed), or once this
- * backend finds it again under a confirmed lock (read to learn the id).
- */
-typedef enum MarkShare
-{
-	MARK_PRIVATE,
-	MARK_SHARE_NOW,
-	MARK_SHARE_WHEN_LOCKED
-} MarkShare;
-
-extern void mark_cache_put(Oid id, const char *scope, int64 mark, const ScopeKey *key,
-						   const MarkReadStart *start, MarkShare share, MarkFill *fill);
 /* This backend, and the marks shared in memory, forget a scope, or all. */
 extern void mark_cache_forget(const char *scope);
 extern void mark_cache_forget_all(void);
+
+/*
+ * The marks shared by the server's backends (library preloaded).
+ */
+/* In _PG_init, before the "fencing." prefix is reserved. */
+extern void shared_marks_init(void);
+
+/* Whether the server keeps shared marks (preloaded, fencing.shared_marks > 0). */
+extern bool shared_marks_on(void);
+
+/*
+ * This database's fencing.scopes as the catalog says it is now, before any
+ * get or put: an entry read from another registry (dropped and created
+ * again, updated, truncated) is no entry.
+ */
+extern void shared_marks_registry_seen(const FencingRegistry *registry);
+
+/*
+ * Writers at the mark without the scope lock: register (with the mark and
+ * key read, false when the scope has no entry or the set no free slot),
+ * unregister (a hold given back before the transaction ends), and the
+ * raise's drain (forgets the scope and waits for its registered writers).
+ */
+extern bool shared_marks_register(uint32 hash, const char *scope, int64 *mark, ScopeKey *key);
+extern void shared_marks_unregister(uint32 hash, int64 scope_id);
+extern void shared_marks_drain(uint32 hash, int64 scope_id);
 
 #endif							/* MARK_CACHE_H */

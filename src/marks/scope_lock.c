@@ -141,13 +141,16 @@ owner_tag(LOCKTAG *tag, Oid owner)
 }
 
 LockAcquireResult
-scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode, bool *coarse)
+scope_lock_acquire(const char *scope, int64 scope_id, Oid owner, LOCKMODE mode,
+				   bool first, bool *coarse)
 {
 	LOCKTAG		upper;
 	LOCKTAG		tag;
 	LockAcquireResult res;
 
 	Assert(mode == ShareLock || mode == ExclusiveLock);
+	if (first)
+		*coarse = scope_lock_next_is_coarse(scope, owner);
 	owner_tag(&upper, owner);
 	if (*coarse && mode == ExclusiveLock)
 		return LockAcquire(&upper, ShareUpdateExclusiveLock, false, false);

@@ -25,14 +25,16 @@ extern bool scope_lock_next_is_coarse(const char *scope, Oid owner);
 
 /*
  * Lock a scope in ShareLock (a write at the mark) or ExclusiveLock (a raise),
- * by its own lock, or by its owner's lock when "*coarse".  A write at the mark
+ * by its own lock, or by its owner's lock when "*coarse"; "first": the
+ * transaction's first lock of the scope, whose level is decided here
+ * (scope_lock_next_is_coarse) and returned in *coarse.  A write at the mark
  * that would wait for the owner's lock (a coarse raise of one of its scopes
  * is in flight) takes the scope's own lock instead, and *coarse becomes
  * false.
  * Returns LockAcquire()'s result for the lock that decides.
  */
-extern LockAcquireResult scope_lock_acquire(int64 scope_id, Oid owner, LOCKMODE mode,
-											bool *coarse);
+extern LockAcquireResult scope_lock_acquire(const char *scope, int64 scope_id, Oid owner,
+											LOCKMODE mode, bool first, bool *coarse);
 
 /*
  * A coarse raise of a scope: wait for, and hold off until the transaction
@@ -62,6 +64,11 @@ typedef struct ScopeKey
 	int64		id;				/* fencing.scopes.id; 0: no such scope */
 	Oid			owner;			/* InvalidOid before 1.2's owners */
 	bool		legacy;			/* no id yet: the name's hash stands in */
+	/*
+	 * Read with the key, as exact as the mark, but not what a scope is locked
+	 * by (no comparison of keys looks at it): its tokens are 'issued'.
+	 */
+	bool		issued;
 } ScopeKey;
 
 /* The tag of a lock on a scope id, for a kind of lock (field4, below). */

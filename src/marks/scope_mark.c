@@ -23,11 +23,14 @@
  * transaction snapshot could miss a newer mark) and remembers it until it
  * ends.  With the library preloaded, a writer whose scope's mark is in
  * shared memory takes no lock at all: it registers its transaction there
- * as a writer at the mark, which every raise drains (shared_marks.c), and
+ * as a writer at the mark, which every raise drains (mark_cache.c), and
  * that stands for the share lock until the transaction ends.  A share lock
- * is never upgraded in place when that can be avoided: a writer that finds
- * its token above the mark on its first visit gives the share lock back
- * and comes back exclusively.
+ * is never upgraded in place when that can be avoided: a first write whose
+ * token is above the mark read without a lock, and that may raise it, is
+ * locked exclusively at once (raise_foreseen); one that finds its token
+ * above the mark under the share lock gives it back and comes back
+ * exclusively.  Each scope is resolved once per transaction into its hold
+ * (ScopeHold): what it is locked by, the lock held, the mark read under it.
  *
  *-------------------------------------------------------------------------
  */
@@ -56,12 +59,10 @@
 #include "durability/durable_commit.h"
 #include "marks/mark_cache.h"
 #include "marks/scope_lock.h"
-#include "marks/shared_marks.h"
 #include "state/citus_shards.h"
 #include "state/cluster_marks.h"
 #include "state/scope_rows.h"
 #include "security/scope_acl.h"
-#include "security/scope_binding.h"
 #include "state/direct_row.h"
 #include "state/extension_state.h"
 #include "telemetry/rejection.h"
@@ -74,7 +75,7 @@ struct ScopeHold
 	int64		mark;			/* valid while mode != NoLock */
 	bool		fresh;			/* this entry acquired the lock it holds */
 	bool		coarse;			/* locked by the table lock (scope_lock.c) */
-	bool		registered;		/* the share hold is a registration (shared_marks.c) */
+	bool		registered;		/* the share hold is a registration (mark_cache.c) */
 	/* kept across transactions */
 	ScopeKey	lock_key;		/* what the scope was last read to be locked by;
 								 * id 0: not known */
@@ -218,9 +219,8 @@ scope_mark_before_prepare(void)
 		if (entry->generation != held_generation || !entry->registered ||
 			entry->mode == ExclusiveLock)
 			continue;
-		entry->coarse = scope_lock_next_is_coarse(entry->scope, entry->lock_key.owner);
-		(void) scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, ShareLock,
-								  &entry->coarse);
+		(void) scope_lock_acquire(entry->scope, entry->lock_key.id, entry->lock_key.owner,
+								  ShareLock, true, &entry->coarse);
 		entry->registered = false;
 	}
 }
@@ -382,8 +382,6 @@ lock_entry(ScopeHold *entry, LOCKMODE mode)
 	LockAcquireResult res;
 	bool		counted;
 
-	if (entry->mode == NoLock)
-		entry->coarse = scope_lock_next_is_coarse(entry->scope, entry->lock_key.owner);
 	Assert(entry->lock_key.id != 0);
 	/*
 	 * Until ALTER EXTENSION fencing UPDATE gives scopes their ids, they are
@@ -393,7 +391,8 @@ lock_entry(ScopeHold *entry, LOCKMODE mode)
 	 */
 	if (unlikely(entry->lock_key.legacy))
 		LockRelationOid(fencing_scopes_relid(), AccessShareLock);
-	res = scope_lock_acquire(entry->lock_key.id, entry->lock_key.owner, mode, &entry->coarse);
+	res = scope_lock_acquire(entry->scope, entry->lock_key.id, entry->lock_key.owner, mode,
+							 entry->mode == NoLock, &entry->coarse);
 	counted = res == LOCKACQUIRE_OK && !entry->coarse;
 	if (mode == ExclusiveLock && entry->excl_subid == 0)
 	{
@@ -440,102 +439,15 @@ unlock_entry(ScopeHold *entry)
 }
 
 /*
- * The committed mark of a scope, read from fencing.scopes with a fresh
- * snapshot.  The snapshot is taken after the table and its index are open:
- * opening a relation accepts invalidation messages, and a message consumed
- * after the snapshot is a change the read does not see (the mark cache also
- * guards against that with its counter).
- */
-static int64
-read_mark_table(const char *scope, HeapTuple *row, ScopeKey *key)
-{
-	Relation	rel = table_open(fencing_scopes_relid(), AccessShareLock);
-	HeapTuple	tuple = direct_row_fetch(rel, fencing_scopes_pkey_relid(), scope);
-	int64		mark = SCOPE_MARK_NONE;
-
-	key->id = 0;
-	key->owner = InvalidOid;
-	key->legacy = false;
-	if (HeapTupleIsValid(tuple))
-	{
-		TupleDesc	desc = RelationGetDescr(rel);
-		bool		isnull;
-		Datum		d = heap_getattr(tuple, Anum_scopes_mark, desc, &isnull);
-
-		if (!isnull)
-			mark = DatumGetInt64(d);
-		/* before 1.4's SQL the registry has no ids: the name's hash stands in */
-		d = (Datum) 0;
-		isnull = true;
-		if (fencing_sql_at_least(FENCING_SQL_1_4))
-			d = heap_getattr(tuple, Anum_scopes_id, desc, &isnull);
-		key->legacy = isnull;
-		key->id = isnull ? scope_lock_legacy_id(scope) : DatumGetInt64(d);
-		if (key->id == 0)
-			key->id = 1;		/* 0 says "no such scope" */
-		if (fencing_sql_at_least(FENCING_SQL_1_2))
-		{
-			d = heap_getattr(tuple, Anum_scopes_owner, desc, &isnull);
-			key->owner = isnull ? InvalidOid : DatumGetObjectId(d);
-		}
-	}
-	if (row != NULL)
-		*row = tuple;
-	else if (tuple != NULL)
-		heap_freetuple(tuple);
-	table_close(rel, AccessShareLock);
-	return mark;
-}
-
-/*
- * Whether a row version read is the scope's latest: no transaction updated
- * or deleted it (one that locked it only, or aborted, does not count).  A
- * version some transaction is replacing, or replaced after the snapshot, is
- * the committed mark now but will not stay it.
- */
-static bool
-row_is_latest(HeapTuple tuple)
-{
-	HeapTupleHeader tup = tuple->t_data;
-
-	if ((tup->t_infomask & HEAP_XMAX_INVALID) || HEAP_XMAX_IS_LOCKED_ONLY(tup->t_infomask))
-		return true;
-	return TransactionIdDidAbort(HeapTupleHeaderGetUpdateXid(tup));
-}
-
-/*
  * The mark and the id, for a backend that holds the scope lock in share
- * mode: from this backend's cache, else from the table (and then cached).
- * Also read before the lock ("locked" false), to learn the id to lock by:
- * what is cached then is checked again under the lock, after
- * mark_cache_sync() took in the messages of every change committed before
- * the lock was granted.  Only the scope's latest row version, found under
- * the lock, goes to the marks shared with other backends (shared_marks.c
- * says why both are needed).
+ * mode, or before the lock to learn the id to lock by ("fill" NULL): from
+ * the marks in memory, else from the registry (mark_cache_read()).  Not
+ * from or into memory once this transaction changed marks.
  */
 static int64
 read_mark_shared(const ScopeHold *entry, ScopeKey *key, MarkFill *fill)
 {
-	int64		mark;
-	MarkReadStart read_start;
-	HeapTuple	tuple;
-	MarkShare	share = MARK_PRIVATE;
-	bool		locked = fill != NULL;
-
-	if (fill != NULL)
-		fill->pending = false;
-	mark_cache_sync();
-	if (!changed_marks && mark_cache_get(entry->cache_id, entry->scope, &mark, key, fill))
-		return mark;
-	mark_cache_read_start(entry->cache_id, &read_start);
-	mark = read_mark_table(entry->scope, &tuple, key);
-	if (tuple != NULL && row_is_latest(tuple))
-		share = locked ? MARK_SHARE_NOW : MARK_SHARE_WHEN_LOCKED;
-	if (tuple != NULL)
-		heap_freetuple(tuple);
-	if (!changed_marks)
-		mark_cache_put(entry->cache_id, entry->scope, mark, key, &read_start, share, fill);
-	return mark;
+	return mark_cache_read(entry->scope, entry->cache_id, !changed_marks, key, fill);
 }
 
 /*
@@ -567,7 +479,7 @@ refresh_stale_mark(ScopeHold *entry)
 
 	entry->mark_stale = false;
 	if (changed_marks || entry->mode == ExclusiveLock)
-		entry->mark = read_mark_table(entry->scope, NULL, &key);
+		entry->mark = mark_cache_read_row(entry->scope, NULL, &key);
 	else if (entry->registered)
 		entry->mark = read_mark_shared(entry, &key, NULL);
 	else
@@ -585,9 +497,7 @@ static int64
 read_mark_for_change(const char *scope, HeapTuple *row, ScopeKey *key)
 {
 	changed_marks = true;
-	/* a change of the row tells the other backends (forget_cached_marks) */
-	mark_cache_forget(scope);
-	return read_mark_table(scope, row, key);
+	return mark_cache_read_for_change(scope, row, key);
 }
 
 /*
@@ -631,7 +541,7 @@ learn_scope_id(ScopeHold *entry)
 
 /*
  * A write at the mark without the scope lock: registered as a writer of the
- * scope in shared memory, with the mark kept there (shared_marks.c), which
+ * scope in shared memory, with the mark kept there (mark_cache.c), which
  * every raise of the scope drains.  Not for a transaction that changed
  * marks (it must read its own), nor for a scope locked by its name's hash.
  */
@@ -642,7 +552,7 @@ register_at_mark(ScopeHold *entry)
 	int64		mark;
 	FencingRegistry registry;
 
-	if (changed_marks)
+	if (changed_marks || !shared_marks_on())
 		return false;
 	(void) fencing_scopes_relid();
 	fencing_registry_now(&registry);
@@ -730,30 +640,47 @@ static void lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivileg
 static bool may_write_raise(Relation rel);
 
 /*
- * Whether the first write of a scope that this transaction locks by its
- * owner (scope_lock.c: its own roles' scopes, past the fine locks) is, by
- * the mark read without a lock, a raise.  It is then locked exclusively at
- * once, not first by the owner's lock in share mode and then again: that
- * share would wait for (or step around, scope_lock.c) a raise of another
- * scope of the owner in flight, and holds off the owner's raises of every
- * other scope until the transaction ends.  Only the lock taken depends on
- * this guess: the mark
- * is read again under the lock, and the verdict made from that read (a
- * write found at the mark is admitted, one below it refused; a raise's
- * rights are checked when it is admitted, raise_admitted()).
+ * Whether the first write of a scope in this transaction is, by the mark
+ * read without a lock, a raise its writer may make (scope_acl_may_raise():
+ * the right to raise, told without an error, so that a stranger never holds
+ * a scope exclusively).  The scope is then locked exclusively at once, not
+ * first in share mode, given back and taken again: the scope's id is learnt
+ * by that very read.  Foreseen when the id is not known yet (the read is
+ * made anyway), or past the fine locks (scope_lock.c), where a share by
+ * the owner's lock would wait for (or step around) a raise of another scope
+ * of the owner in flight, and hold off the owner's raises of every other
+ * scope until the transaction ends.  Only the lock taken depends on this
+ * guess: the mark is read again under the lock, and the verdict made from
+ * that read (a write found at the mark is admitted, one below it refused;
+ * a raise's rights are checked again, with their errors, when it is
+ * admitted, raise_admitted()).  A write not foreseen as a raise takes the
+ * way of a write at the mark, and is judged there as before.
  */
 static bool
-raise_by_owner_foreseen(ScopeHold *entry, int64 token, Relation rel)
+raise_foreseen(ScopeHold *entry, int64 token, Relation rel)
 {
 	ScopeKey	key;
+	ScopeInfo	info;
 	int64		guess;
 
-	if (likely(!scope_lock_past_fine()) || !may_write_raise(rel) ||
-		learn_scope_id(entry) == 0 ||
-		!scope_lock_next_is_coarse(entry->scope, entry->lock_key.owner))
+	if (entry->lock_key.id != 0 && likely(!scope_lock_past_fine()))
 		return false;
 	guess = read_mark_shared(entry, &key, NULL);
-	return guess == SCOPE_MARK_NONE || token > guess;
+	if (entry->lock_key.id == 0)
+	{
+		entry->lock_key = key;
+		entry->key_epoch = mark_cache_epoch();
+	}
+	if (key.id == 0 || key.id != entry->lock_key.id ||
+		(guess != SCOPE_MARK_NONE && token <= guess) || !may_write_raise(rel))
+		return false;
+	/* what the rights depend on, as read with the guess */
+	info.exists = true;
+	info.owner = key.owner;
+	info.issued = key.issued;
+	info.epoch = -1;
+	info.mark = guess;
+	return scope_acl_may_raise(entry->scope, token, &info);
 }
 
 /*
@@ -769,7 +696,7 @@ lock_at_mark(ScopeHold *entry, int64 token, Relation rel)
 {
 	if (!register_at_mark(entry))
 	{
-		if (raise_by_owner_foreseen(entry, token, rel))
+		if (raise_foreseen(entry, token, rel))
 		{
 			lock_exclusive(entry, SCOPE_MISSING_OK, SCOPE_PRIV_WRITE, NULL, false);
 			return entry->mode != NoLock;
@@ -881,7 +808,7 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
 			created = create_scope_row(entry, missing == SCOPE_MISSING_CREATE_ISSUED);
 			if (!created)
 				recheck_created_elsewhere(entry->scope, NULL, false, priv);
-			(void) read_mark_table(entry->scope, NULL, &entry->lock_key);
+			(void) mark_cache_read_row(entry->scope, NULL, &entry->lock_key);
 			if (entry->lock_key.id == 0)
 			{
 				Relation	scopes = table_open(fencing_scopes_relid(), AccessShareLock);
@@ -907,9 +834,11 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
 		scope_lock_wait_for_writers(entry->lock_key.id);
 	/*
 	 * Last, once no share lock can be granted (nothing can fill the scope's
-	 * shared entry again): the writers registered at the mark.
+	 * shared entry again): the writers registered at the mark (only where
+	 * marks are shared can a writer register).
 	 */
-	shared_marks_drain(entry->cache_id, entry->lock_key.id);
+	if (shared_marks_on())
+		shared_marks_drain(entry->cache_id, entry->lock_key.id);
 }
 
 /*
@@ -1157,7 +1086,7 @@ scope_mark_lock_exclusive(const char *scope, ScopeMissing missing, ScopePrivileg
 	{
 		ScopeKey	key;
 
-		(void) read_mark_table(scope, row, &key);
+		(void) mark_cache_read_row(scope, row, &key);
 	}
 	confirm_entry(entry);
 	return entry->mark;
@@ -1175,7 +1104,7 @@ scope_mark_scope_id(const char *scope, ScopeMissing missing, ScopePrivilege priv
 		changed_marks = true;
 		if (!scope_rows_create(scope, GetUserId(), missing == SCOPE_MISSING_CREATE_ISSUED))
 			recheck_created_elsewhere(scope, NULL, false, priv);
-		(void) read_mark_table(scope, NULL, &entry->lock_key);
+		(void) mark_cache_read_row(scope, NULL, &entry->lock_key);
 	}
 	return entry->lock_key.id;
 }
@@ -1293,7 +1222,7 @@ int64
 scope_mark_committed(const char *scope, int64 *scope_id)
 {
 	ScopeKey	key;
-	int64		mark = read_mark_table(scope, NULL, &key);
+	int64		mark = mark_cache_read_row(scope, NULL, &key);
 
 	*scope_id = key.legacy ? 0 : key.id;
 	return mark;
@@ -1319,7 +1248,7 @@ fencing_committed_mark(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	if (!scope_acl_may_read(scope, roleid))
 		PG_RETURN_NULL();
-	mark = read_mark_table(scope, NULL, &key);
+	mark = mark_cache_read_row(scope, NULL, &key);
 	if (mark == SCOPE_MARK_NONE)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(mark);
@@ -1339,7 +1268,7 @@ fencing_raise_pending(PG_FUNCTION_ARGS)
 
 /*
  * fencing.forget_cached_marks(): trigger on fencing.scopes, and since 1.3
- * on fencing.scope_grants (the answers of security/scope_binding.c), ENABLE
+ * on fencing.scope_grants (the binding answers of security/scope_acl.c), ENABLE
  * ALWAYS (it also fires under session_replication_role = replica: logical
  * replication apply, restores).  The scope is the first column of both
  * tables.  Any write of the table, the extension's

@@ -46,7 +46,7 @@ extern void scope_mark_at_subxact_abort(SubTransactionId mySubid);
  * (NULL: none, takeover()), which a rejection raised here (ZF003) names.
  * bound: the scope comes from rel's scope column, so rel's owner must hold
  * the write privilege on it before this transaction first locks it
- * (security/scope_binding.c).
+ * (security/scope_acl.c).
  */
 typedef struct ScopeHold ScopeHold;	/* the transaction's hold on a scope */
 

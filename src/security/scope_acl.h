@@ -12,6 +12,7 @@
 #include "fencing.h"
 
 #include "executor/spi.h"
+#include "utils/relcache.h"
 
 #include "state/extension_state.h"
 
@@ -74,6 +75,13 @@ extern void scope_acl_require_known(const char *scope, ScopePrivilege priv, Oid 
  */
 extern bool scope_acl_check_raise(const char *scope, int64 token, ScopeInfo *info);
 extern bool scope_acl_admit_raise(const char *scope, int64 token, ScopeInfo *info);
+/*
+ * Whether scope_acl_check_raise() would pass for a scope that exists, as
+ * *info (read without a lock) says, told without an error: for a caller
+ * choosing its lock only (the raise is checked, with its errors, when it
+ * is admitted).
+ */
+extern bool scope_acl_may_raise(const char *scope, int64 token, const ScopeInfo *info);
 
 /*
  * The role that offered the token of the write being judged: the role that
@@ -102,5 +110,26 @@ extern bool scope_acl_may_create(Oid roleid);
 /* Parse 'lead', 'write', 'read'. */
 extern ScopePrivilege scope_privilege_from_name(const char *name);
 extern const char *scope_privilege_name(ScopePrivilege priv);
+
+/*
+ * Bindings: the scopes a table with a scope column may write to.
+ */
+/* A relation or scope changed (InvalidOid: all); called by relcache_watch.c. */
+extern void scope_binding_relcache_changed(Oid relid);
+
+/*
+ * Error out (42501) unless the owner of rel may write to the scope that a
+ * row of rel names in its scope column; before the scope is locked.
+ */
+extern void scope_binding_require(Relation rel, const char *scope);
+
+/* The same for the scope a fence trigger names as its fixed scope. */
+extern void scope_binding_require_fixed(Relation rel, const char *scope);
+
+/*
+ * Moves whenever an answer may have changed (a role, a membership, a grant,
+ * a scope's row): an answer obtained at one value holds while it stays.
+ */
+extern uint64 scope_binding_generation(void);
 
 #endif							/* SCOPE_ACL_H */

@@ -93,7 +93,7 @@ extern FencingSql fencing_sql_version(void);
  * its storage (a TRUNCATE or a rewrite changes it) and its SQL version (an
  * update that adds a column, such as 1.4's ids, changes it).  A mark kept in
  * shared memory was read from one registry and counts only for the same
- * (marks/shared_marks.c): a backend started after DROP/CREATE EXTENSION or
+ * (marks/mark_cache.c): a backend started after DROP/CREATE EXTENSION or
  * ALTER EXTENSION UPDATE computes it from the catalog, and needs no message.
  */
 typedef struct FencingRegistry

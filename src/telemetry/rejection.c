@@ -8,7 +8,7 @@
  *   - A rejection is counted under the scope it names only when that scope
  *     exists and the write may count under it: for a table written, the
  *     table's owner holds the write privilege on the scope (the table is
- *     bound to it, as security/scope_binding.c requires of a scope column);
+ *     bound to it, as security/scope_acl.c requires of a scope column);
  *     with no table (takeover()), the current role holds it.  Otherwise it
  *     is counted under the table only (and the log line says why not under
  *     the scope), so no role can raise another tenant's counters or rewrite

@@ -12,7 +12,7 @@
  *-------------------------------------------------------------------------
  */
 #include "base/input_checks.h"
-#include "security/scope_binding.h"
+#include "security/scope_acl.h"
 #include "state/citus_shards.h"
 #include "trigger/fence_config.h"
 

@@ -80,7 +80,7 @@ LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION fencing.committed_mark(text) IS
 'The committed mark of a scope, read with a fresh snapshot and no lock; NULL for an unknown scope or one the caller may not read.';
 
--- Marks kept in shared memory for every backend (src/marks/shared_marks.c),
+-- Marks kept in shared memory for every backend (src/marks/mark_cache.c),
 -- when the library is preloaded.
 CREATE FUNCTION fencing.shared_marks_info(OUT capacity bigint, OUT entries bigint,
                                           OUT hits bigint, OUT fills bigint,

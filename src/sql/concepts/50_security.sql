@@ -22,7 +22,7 @@ SELECT pg_catalog.pg_extension_config_dump('fencing.scope_grants', '');
 REVOKE ALL ON fencing.scope_grants FROM PUBLIC;
 GRANT SELECT ON fencing.scope_grants TO PUBLIC;
 -- A grant or revoke changes which tables' scope columns may name the scope
--- (src/security/scope_binding.c): every backend forgets its answers for
+-- (src/security/scope_acl.c): every backend forgets its answers for
 -- that scope, whoever wrote the row (as for fencing.scopes, 20_marks.sql).
 CREATE TRIGGER forget_cached_grants AFTER INSERT OR UPDATE OR DELETE
     ON fencing.scope_grants FOR EACH ROW EXECUTE FUNCTION fencing.forget_cached_marks();
