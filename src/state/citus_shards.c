@@ -32,9 +32,9 @@
  *     placement (Citus invalidates the table when a placement changes) or
  *     fencing.node_state.
  *   - A relation just created is matched to its Citus table by the
- *     metadata, else only by the exact name Citus gives that table's shard
- *     of that id (citus_new_shard_table()): a partition "events_2025" of a
- *     table "events" that is no Citus table matches nothing.
+ *     metadata, else, when Citus's own connection created it, only by the
+ *     exact name Citus gives that table's shard of that id
+ *     (citus_new_shard_table()).
  *
  *-------------------------------------------------------------------------
  */
@@ -672,7 +672,13 @@ citus_new_shard_table(Relation rel)
 	table = citus_shard_table_uncached(rel);
 	if (OidIsValid(table))
 		return named_as_shard_of(rel, table, shardid) ? table : InvalidOid;
-	/* a split's child: "<table>_<shard id>" first */
+	/*
+	 * A split's child, created by Citus's own connection (a table a client
+	 * names "events_2025" beside a Citus table "events" is its own):
+	 * "<table>_<shard id>" first
+	 */
+	if (!citus_internal_backend())
+		return InvalidOid;
 	prefix = pnstrdup(name, strrchr(name, '_') - name);
 	table = get_relname_relid(prefix, RelationGetNamespace(rel));
 	if (named_as_shard_of(rel, table, shardid))

@@ -884,6 +884,20 @@ create_interim_fence(Relation rel, const Trigger *t)
 	fencing_restore_user(&uctx);
 }
 
+/* A relation's owner, from the catalog (no lock). */
+static Oid
+rel_owner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
 /*
  * A table that CREATE TABLE has just made, named as Citus names a shard of
  * a Citus table of its schema (state/citus_shards.c), when that table is
@@ -910,7 +924,13 @@ fence_new_citus_placement(Relation rel)
 			return 0;			/* fenced already */
 	}
 	table = citus_new_shard_table(rel);
-	if (!OidIsValid(table))
+	/*
+	 * Citus creates a shard as its table's owner: a table anyone else
+	 * creates is no placement of it (and no lock is taken on a table the
+	 * creator has no rights to)
+	 */
+	if (!OidIsValid(table) ||
+		!has_privs_of_role(GetUserId(), rel_owner(table)))
 		return 0;
 	shell = table_open(table, AccessShareLock);
 	for (int i = 0; shell->trigdesc != NULL && i < shell->trigdesc->numtriggers; i++)
