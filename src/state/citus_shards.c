@@ -31,6 +31,10 @@
  *     "current" answer is cached, until an invalidation of the table, its
  *     placement (Citus invalidates the table when a placement changes) or
  *     fencing.node_state.
+ *   - A relation just created is matched to its Citus table by the
+ *     metadata, else, when Citus's own connection created it, only by the
+ *     exact name Citus gives that table's shard of that id
+ *     (citus_new_shard_table()).
  *
  *-------------------------------------------------------------------------
  */
@@ -43,7 +47,10 @@
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
+#include "common/hashfn.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -602,4 +609,107 @@ citus_shard_filled_by_its_creator(Relation rel)
 	/* (Citus shortens a name too long, with a hash: then the metadata decides) */
 	return strlen(shard_name) >= NAMEDATALEN ||
 		strcmp(shard_name, RelationGetRelationName(rel)) == 0;
+}
+
+/*
+ * The name Citus gives shard "shardid" of table "table" (its rule, as the
+ * Citus sources describe it): "<table>_<shard id>", or, when that would
+ * not fit in a name, the table's name clipped, "_", the table name's hash
+ * in eight hex digits, "_<shard id>".
+ */
+static void
+citus_shard_name(const char *table, int64 shardid, char *out)
+{
+	char		suffix[NAMEDATALEN];
+	int			len = strlen(table);
+	int			suffix_len;
+
+	snprintf(suffix, sizeof(suffix), "_" INT64_FORMAT, shardid);
+	suffix_len = strlen(suffix);
+	if (len < NAMEDATALEN - suffix_len)
+		snprintf(out, NAMEDATALEN, "%s%s", table, suffix);
+	else
+	{
+		uint32		hash = DatumGetUInt32(hash_any((const unsigned char *) table, len));
+		int			clip = pg_mbcliplen(table, len, NAMEDATALEN - suffix_len - 10);
+
+		snprintf(out, NAMEDATALEN, "%.*s_%.8x%s", clip, table, hash, suffix);
+	}
+}
+
+/* Whether relation "table" is a Citus table whose shard "shardid" rel would be. */
+static bool
+named_as_shard_of(Relation rel, Oid table, int64 shardid)
+{
+	char		name[NAMEDATALEN];
+	char	   *table_name;
+
+	if (!OidIsValid(table) || table == RelationGetRelid(rel) ||
+		get_rel_namespace(table) != RelationGetNamespace(rel) ||
+		!citus_is_citus_table(table) ||
+		(table_name = get_rel_name(table)) == NULL)
+		return false;
+	citus_shard_name(table_name, shardid, name);
+	return strcmp(name, RelationGetRelationName(rel)) == 0;
+}
+
+Oid
+citus_new_shard_table(Relation rel)
+{
+	const char *name = RelationGetRelationName(rel);
+	int64		shardid = name_shard_id(name);
+	Oid			table;
+	Oid			catoid;
+	AttrNumber	relatt;
+	Relation	catrel;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	char	   *prefix;
+
+	if (shardid <= 0 || !citus_installed() || citus_is_citus_table(RelationGetRelid(rel)))
+		return InvalidOid;
+	/* a shard move's or copy's new placement: the metadata knows the shard */
+	table = citus_shard_table_uncached(rel);
+	if (OidIsValid(table))
+		return named_as_shard_of(rel, table, shardid) ? table : InvalidOid;
+	/*
+	 * A split's child, created by Citus's own connection (a table a client
+	 * names "events_2025" beside a Citus table "events" is its own):
+	 * "<table>_<shard id>" first
+	 */
+	if (!citus_internal_backend())
+		return InvalidOid;
+	prefix = pnstrdup(name, strrchr(name, '_') - name);
+	table = get_relname_relid(prefix, RelationGetNamespace(rel));
+	if (named_as_shard_of(rel, table, shardid))
+		return table;
+	/* or a long name Citus shortened: every Citus table of the schema */
+	catoid = citus_catalog("pg_dist_partition");
+	if (!OidIsValid(catoid) ||
+		(relatt = get_attnum(catoid, "logicalrelid")) == InvalidAttrNumber)
+		return InvalidOid;
+	table = InvalidOid;
+	catrel = table_open(catoid, AccessShareLock);
+	scan = systable_beginscan(catrel, InvalidOid, false, NULL, 0, NULL);
+	while (!OidIsValid(table) && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		value = heap_getattr(tuple, relatt, RelationGetDescr(catrel), &isnull);
+
+		if (!isnull && get_rel_namespace(DatumGetObjectId(value)) == RelationGetNamespace(rel) &&
+			named_as_shard_of(rel, DatumGetObjectId(value), shardid))
+			table = DatumGetObjectId(value);
+	}
+	systable_endscan(scan);
+	table_close(catrel, AccessShareLock);
+	return table;
+}
+
+bool
+citus_internal_backend(void)
+{
+	static const char prefix[] = "citus_internal gpid=";
+	const char *name = GetConfigOption("application_name", true, false);
+
+	return name != NULL && strncmp(name, prefix, sizeof(prefix) - 1) == 0;
 }

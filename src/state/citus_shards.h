@@ -95,6 +95,24 @@ extern List *citus_local_shards(Relation table, char **unfound);
  */
 extern bool citus_shard_placed_here(Relation rel);
 
+/*
+ * The Citus table a relation just created is a shard of: by this node's
+ * pg_dist_shard (the new placement of a shard move or copy), else, in a
+ * backend of Citus's own connections, by Citus's name for a shard of a
+ * Citus table of its schema (the children of a shard split are in no
+ * metadata until the split ends: Citus names a shard "<table>_<shard id>",
+ * or shortens a long name with a hash of it).
+ * InvalidOid: none, or Citus is not installed.
+ */
+extern Oid	citus_new_shard_table(Relation rel);
+
+/*
+ * Whether this backend serves one of Citus's own connections (application
+ * name "citus_internal gpid=...", which Citus gives every connection it
+ * opens between nodes, and itself trusts to tell its backends apart).
+ */
+extern bool citus_internal_backend(void);
+
 /* The name to show for rel: its distributed table's, else its own. */
 extern const char *citus_shown_relname(Relation rel);
 

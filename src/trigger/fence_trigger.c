@@ -40,7 +40,10 @@
  * table fenced per row needs nothing else.  A write by scope on a worker's
  * shard is judged by the worker's copy of the coordinator's marks, and
  * refused until the coordinator has distributed them
- * (refuse_scope_on_citus_worker()).
+ * (refuse_scope_on_citus_worker()).  The new shard table of a shard move,
+ * copy or split carries interim copies of the fence from its creation
+ * (trigger/protect.c), which let in Citus's own copy of the rows only
+ * (citus_fills_new_placement()).
  *
  *-------------------------------------------------------------------------
  */
@@ -1307,6 +1310,27 @@ judge_truncate(Relation rel, Oid fn_oid)
 	} while ((row_trigger = next_fence_row_trigger(rel, fn_oid, &next)) != NULL);
 }
 
+/*
+ * Whether an INSERT that an interim fence judges is Citus's copy of a
+ * shard's rows into its new placement (COPY ... FROM STDIN, sent by the
+ * source node; for a split's child on the same node, the copy in the
+ * backend of the split): the table is placed on no node here yet (the
+ * operation has not committed), the backend serves one of Citus's own
+ * connections, and its role is a superuser or has the privileges of the
+ * table's owner (Citus connects as the role running the operation, which
+ * must own the table).  Those rows were judged on the source shard.  A
+ * client's write is judged: it would have to run as a role that may
+ * switch the fence off anyway (ALTER TABLE ... DISABLE TRIGGER) and pose
+ * as Citus (its application name) to be let in.
+ */
+static bool
+citus_fills_new_placement(Relation rel)
+{
+	return citus_internal_backend() &&
+		(superuser() || has_privs_of_role(GetUserId(), rel->rd_rel->relowner)) &&
+		!citus_shard_placed_here(rel);
+}
+
 static Datum judge(FunctionCallInfo fcinfo);
 
 FENCING_FUNCTION(fencing_fence_trigger);
@@ -1357,6 +1381,18 @@ judge(FunctionCallInfo fcinfo)
 	 */
 	if (unlikely(rel->rd_createSubid != InvalidSubTransactionId) &&
 		TRIGGER_FIRED_BY_INSERT(event) && citus_shard_filled_by_its_creator(rel))
+		return TRIGGER_FIRED_AFTER(event) ? PointerGetDatum(NULL) :
+			PointerGetDatum(trigdata->tg_trigtuple);
+	/*
+	 * Likewise Citus copying the rows of a shard into the new shard table of
+	 * a shard move, copy or split, which it creates and fills in
+	 * transactions of their own: the table has only the interim fence
+	 * (internal triggers, trigger/protect.c) until Citus gives it its own
+	 * triggers, and no placement here until the operation commits.  One
+	 * compare for every other write.
+	 */
+	if (unlikely(trigdata->tg_trigger->tgisinternal) &&
+		TRIGGER_FIRED_BY_INSERT(event) && citus_fills_new_placement(rel))
 		return TRIGGER_FIRED_AFTER(event) ? PointerGetDatum(NULL) :
 			PointerGetDatum(trigdata->tg_trigtuple);
 	if (TRIGGER_FIRED_AFTER(event))

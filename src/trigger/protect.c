@@ -36,6 +36,17 @@
  * protect_citus_shard()); a Citus-local table's shard has no TRUNCATE
  * trigger of its own (Citus drops it), and the table's reads it.
  *
+ * A shard table Citus creates for a shard move, copy or split is never
+ * without a fence while its table is protected: Citus creates it in a
+ * transaction of its own and gives it the table's triggers only after it
+ * copied the rows, so the event trigger that follows its CREATE TABLE gives
+ * it at once interim fence triggers, copies of its table's, internal
+ * (tgisinternal: no SQL command makes one), firing ALWAYS
+ * (fence_new_citus_placement()).  They judge every write as the fence does,
+ * but let Citus's own copy of the rows in (fence_trigger.c); once Citus has
+ * given the shard its own fence triggers, firing ALWAYS, the event trigger
+ * after that ALTER TABLE drops them (retire_interim_fences()).
+ *
  *-------------------------------------------------------------------------
  */
 #include "fencing.h"
@@ -45,6 +56,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/objectaccess.h"
 #include "catalog/objectaddress.h"
@@ -61,6 +73,8 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
 #include "tcop/deparse_utility.h"
 #include "storage/lmgr.h"
@@ -818,6 +832,176 @@ locked_by_me(Oid relid)
 	return FENCING_LOCK_HELD_ANY(&tag);
 }
 
+/* Whether a trigger is an interim fence (fence_new_citus_placement()). */
+static inline bool
+interim_fence(const Trigger *t, Oid fence_fn)
+{
+	return t->tgfoid == fence_fn && t->tgisinternal;
+}
+
+/*
+ * An interim copy on rel of its Citus table's fence trigger t: the same
+ * function, arguments, timing, events and WHEN condition (a call of
+ * fencing.raise_pending(), which reads no column), firing ALWAYS, internal.
+ * Postgres names it "<name>_<its OID>".  Created as rel's owner.
+ */
+static void
+create_interim_fence(Relation rel, const Trigger *t)
+{
+	CreateTrigStmt *stmt = makeNode(CreateTrigStmt);
+	Node	   *when = NULL;
+	FencingUserContext uctx;
+
+	if (t->tgqual != NULL)
+	{
+		when = stringToNode(t->tgqual);
+		/* a condition on the table's columns would not fit the shard's numbers */
+		if (contain_var_clause(when))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("cannot fence new shard \"%s\" of protected relation",
+							RelationGetRelationName(rel)),
+					 errdetail("Its table's fence trigger \"%s\" has a WHEN condition on the table's columns.",
+							   t->tgname),
+					 errhint("Run fencing.protect() on the table again.")));
+	}
+	stmt->trigname = TRIGGER_FOR_TRUNCATE(t->tgtype) ? TRUNCATE_TRIGGER_NAME "_interim" :
+		TRIGGER_FOR_BEFORE(t->tgtype) ? ROW_TRIGGER_NAME "_interim" :
+		INSERTED_TRIGGER_NAME "_interim";
+	stmt->relation = makeRangeVar(get_namespace_name(RelationGetNamespace(rel)),
+								  pstrdup(RelationGetRelationName(rel)), -1);
+	stmt->funcname = list_make2(makeString(FENCING_SCHEMA), makeString("fence_trigger"));
+	for (int i = 0; i < t->tgnargs; i++)
+		stmt->args = lappend(stmt->args, makeString(pstrdup(t->tgargs[i])));
+	stmt->row = TRIGGER_FOR_ROW(t->tgtype);
+	stmt->timing = t->tgtype & TRIGGER_TYPE_TIMING_MASK;
+	stmt->events = t->tgtype & TRIGGER_TYPE_EVENT_MASK;
+
+	fencing_become_relation_owner(RelationGetRelid(rel), &uctx);
+	(void) CreateTriggerFiringOn(stmt, NULL, RelationGetRelid(rel), InvalidOid,
+								 InvalidOid, InvalidOid, t->tgfoid, InvalidOid, when,
+								 true, false, TRIGGER_FIRES_ALWAYS);
+	fencing_restore_user(&uctx);
+}
+
+/* A relation's owner, from the catalog (no lock). */
+static Oid
+rel_owner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/*
+ * A table that CREATE TABLE has just made, named as Citus names a shard of
+ * a Citus table of its schema (state/citus_shards.c), when that table is
+ * fenced and the new one is not: the new placement of a shard move or
+ * copy, a split's child (or a dummy table the split makes for logical
+ * replication), or a shard create_distributed_table() makes (which Citus
+ * equips in the same transaction).  It gets an interim copy of each of its
+ * table's fence triggers, in the transaction that created it: no other
+ * transaction ever sees it unfenced.  Returns how many.
+ */
+static int
+fence_new_citus_placement(Relation rel)
+{
+	Oid			fence_fn = fence_trigger_oid();
+	Oid			table;
+	Relation	shell;
+	int			added = 0;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		return 0;
+	for (int i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
+	{
+		if (rel->trigdesc->triggers[i].tgfoid == fence_fn)
+			return 0;			/* fenced already */
+	}
+	table = citus_new_shard_table(rel);
+	/*
+	 * Citus creates a shard as its table's owner: a table anyone else
+	 * creates is no placement of it (and no lock is taken on a table the
+	 * creator has no rights to)
+	 */
+	if (!OidIsValid(table) ||
+		!has_privs_of_role(GetUserId(), rel_owner(table)))
+		return 0;
+	shell = table_open(table, AccessShareLock);
+	for (int i = 0; shell->trigdesc != NULL && i < shell->trigdesc->numtriggers; i++)
+	{
+		const Trigger *t = &shell->trigdesc->triggers[i];
+
+		if (t->tgfoid != fence_fn || t->tgisinternal)
+			continue;
+		create_interim_fence(rel, t);
+		added++;
+	}
+	table_close(shell, AccessShareLock);
+	if (added > 0)
+		CommandCounterIncrement();
+	return added;
+}
+
+/*
+ * Once a shard with interim fences carries Citus's own fence triggers, one
+ * of the same kind (timing, events, per row or statement) for each interim
+ * one, every one firing ALWAYS (Citus's ALTER TABLE ... ENABLE ALWAYS
+ * TRIGGER after each CREATE TRIGGER, in one transaction), the interim
+ * fences are dropped.  Until then both fire: the write must pass both.
+ */
+static void
+retire_interim_fences(Relation rel)
+{
+	Oid			fence_fn = fence_trigger_oid();
+	TriggerDesc *trigdesc = rel->trigdesc;
+	List	   *interim = NIL;
+	ListCell   *lc;
+
+	for (int i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
+	{
+		const Trigger *t = &trigdesc->triggers[i];
+		bool		matched = false;
+
+		if (!interim_fence(t, fence_fn))
+			continue;
+		for (int j = 0; !matched && j < trigdesc->numtriggers; j++)
+		{
+			const Trigger *u = &trigdesc->triggers[j];
+
+			matched = u->tgfoid == fence_fn && !u->tgisinternal &&
+				u->tgtype == t->tgtype && u->tgenabled == TRIGGER_FIRES_ALWAYS;
+		}
+		if (!matched)
+			return;
+		interim = lappend_oid(interim, t->tgoid);
+	}
+	foreach(lc, interim)
+	{
+		ObjectAddress trigger;
+
+		ObjectAddressSet(trigger, TriggerRelationId, lfirst_oid(lc));
+		performDeletion(&trigger, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
+	}
+	if (interim != NIL)
+		CommandCounterIncrement();
+}
+
+/* Whether the command is the CREATE TABLE that made relid. */
+static bool
+creates_table(Oid relid, const CollectedCommand *cmd)
+{
+	return cmd->type == SCT_Simple && cmd->parsetree != NULL &&
+		IsA(cmd->parsetree, CreateStmt) &&
+		cmd->d.simple.address.classId == RelationRelationId &&
+		cmd->d.simple.address.objectId == relid;
+}
+
 /*
  * One DDL command about one table, as the role that ran it:
  *   - the fence triggers of the table, and of the tables below it that the
@@ -834,10 +1018,13 @@ locked_by_me(Oid relid)
  *   - a fenced table's owner may execute the fence (after ALTER TABLE ...
  *     OWNER TO, so that it can add partitions);
  *   - on Citus, a shard of a table protected after distribution gets its
- *     TRUNCATE fence (protect_citus_shard()).
+ *     TRUNCATE fence (protect_citus_shard()); a shard table Citus has just
+ *     created for a protected table gets interim fences
+ *     (fence_new_citus_placement()), dropped once Citus has given it its
+ *     own (retire_interim_fences()).
  */
 static int
-protect_ddl_command(Oid relid, const CollectedCommand *cmd)
+protect_ddl_command(Oid relid, const CollectedCommand *cmd, bool citus)
 {
 	List	   *added_parts;
 	ListCell   *lc;
@@ -864,6 +1051,10 @@ protect_ddl_command(Oid relid, const CollectedCommand *cmd)
 			allow_fence_for(rel->rd_rel->relowner);
 		if (unlikely(OidIsValid(citus_shard_table(rel))))
 			added += protect_citus_shard(rel);
+		if (unlikely(citus) && below == relid && creates_table(relid, cmd))
+			added += fence_new_citus_placement(rel);
+		else if (unlikely(citus))
+			retire_interim_fences(rel);
 		relation_close(rel, NoLock);
 	}
 	foreach(lc, added_parts)
@@ -906,7 +1097,8 @@ FENCING_FUNCTION(fencing_fence_new_partitions);
 /*
  * fencing.fence_new_partitions(), the event trigger after CREATE TABLE and
  * ALTER TABLE, runs as the role whose command fired it: for each table the
- * command touched in a tree where some table is fenced, protect_ddl_command().
+ * command touched in a tree where some table is fenced (and, with Citus,
+ * each table it created), protect_ddl_command().
  * The commands (pointers Postgres keeps for the event trigger while it
  * runs) never leave this function: no SQL-callable function takes one.
  * The tree is read from the catalogs without locking it (a parallel
@@ -920,7 +1112,7 @@ fencing_fence_new_partitions(PG_FUNCTION_ARGS)
 		"  FROM pg_catalog.pg_event_trigger_ddl_commands() AS d"
 		" WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
 		"   AND d.object_type OPERATOR(pg_catalog.=) 'table'"
-		"   AND EXISTS (WITH RECURSIVE tree(relid) AS ("
+		"   AND (EXISTS (WITH RECURSIVE tree(relid) AS ("
 		"                 SELECT coalesce(pg_catalog.pg_partition_root(d.objid),"
 		"                                 d.objid::pg_catalog.regclass)::pg_catalog.oid"
 		"                 UNION ALL"
@@ -929,12 +1121,17 @@ fencing_fence_new_partitions(PG_FUNCTION_ARGS)
 		"               SELECT 1 FROM tree AS p"
 		"                 JOIN pg_catalog.pg_trigger AS tg"
 		"                   ON tg.tgrelid OPERATOR(pg_catalog.=) p.relid"
-		"                WHERE tg.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure)";
+		"                WHERE tg.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure)"
+		/* with Citus, each table created: it may be a new shard (fence_new_citus_placement()) */
+		"        OR ($1 AND d.command_tag OPERATOR(pg_catalog.=) 'CREATE TABLE'))";
 	MemoryContext caller = CurrentMemoryContext;
 	List	   *relids = NIL;
 	List	   *commands = NIL;
 	ListCell   *lr;
 	ListCell   *lcmd;
+	bool		citus;
+	Oid			argtypes[1] = {BOOLOID};
+	Datum		citus_arg[1];
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -943,7 +1140,9 @@ fencing_fence_new_partitions(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
+	citus = citus_installed();
+	citus_arg[0] = BoolGetDatum(citus);
+	if (SPI_execute_with_args(sql, 1, argtypes, citus_arg, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "reading the commands of the event trigger failed");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -965,7 +1164,7 @@ fencing_fence_new_partitions(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	forboth(lr, relids, lcmd, commands)
-		(void) protect_ddl_command(lfirst_oid(lr), (const CollectedCommand *) lfirst(lcmd));
+		(void) protect_ddl_command(lfirst_oid(lr), (const CollectedCommand *) lfirst(lcmd), citus);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
