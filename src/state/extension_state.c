@@ -278,7 +278,10 @@ fencing_saved_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
  *   - protect.c grants EXECUTE on fencing.fence_trigger() (ours) to the
  *     owner of a table it fences; the fence's DDL about the table itself
  *     runs as the table's owner (fencing_become_relation_owner()), never
- *     as ours: DDL can evaluate the table's own code.
+ *     as ours: DDL can evaluate the table's own code.  So does the interim
+ *     fence of a Citus shard's new placement (protect.c,
+ *     create_interim_fence(): the table's own fence triggers copied onto
+ *     the shard its owner's connection just created).
  *   - Nothing reads a user's table as the owner: the TRUNCATE fence
  *     (fence_trigger.c) reads the truncated table's heap directly, with no
  *     query, as the caller.  Direct row access (direct_row.c, lease.c)
