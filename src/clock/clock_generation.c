@@ -108,6 +108,9 @@ static const struct config_enum_entry unclean_start_options[] = {
 
 static int	clock_unclean_start = CLOCK_UNCLEAN_ISSUE;
 
+/* fencing.clock_promotion: the same choice after a promotion since the start */
+static int	clock_promotion = CLOCK_UNCLEAN_ISSUE;
+
 /*
  * What the postmaster found before recovery (preloaded only; backends
  * inherit it): whether pg_control says the data directory was shut down
@@ -166,6 +169,17 @@ clock_generation_init(void)
 							 "confirm: refuse to issue terms (ZF006) until a superuser calls fencing.confirm_clock(). "
 							 "Known only with fencing in shared_preload_libraries.",
 							 &clock_unclean_start,
+							 CLOCK_UNCLEAN_ISSUE,
+							 unclean_start_options,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+	DefineCustomEnumVariable("fencing.clock_promotion",
+							 "What the epoch clock does after this server was promoted (or ended an archive recovery) since it started.",
+							 "issue: issue terms in the new timeline's band; "
+							 "confirm: refuse to issue terms (ZF006) until a superuser calls fencing.confirm_clock(), for a standby that may "
+							 "share its timeline with another one promoted before it (no shared WAL archive) or may have missed a confirmation. "
+							 "Known only with fencing in shared_preload_libraries.",
+							 &clock_promotion,
 							 CLOCK_UNCLEAN_ISSUE,
 							 unclean_start_options,
 							 PGC_SIGHUP, 0,
@@ -265,16 +279,39 @@ clock_verdict(Relation rel, const ClockRow *row, int64 tli)
  * so a band of its own.  Not the timeline of pg_control's checkpoint: a copy
  * made right after a promotion, before its checkpoint, names the timeline
  * before it, and its crash recovery ends on the promoted one, where the
- * original went on issuing.  NULL if not.
+ * original went on issuing.
+ *
+ * Nor can a server promoted since it started tell that its timeline is
+ * its own: another standby of the same primary, promoted before it and lost,
+ * had the same timeline (Postgres picks timeline + 1 from the history it
+ * sees: without a shared WAL archive, not the other's), and a standby that
+ * had not replayed a confirmation of the clock issues below it.  With
+ * fencing.clock_promotion = 'confirm' the operator asks to confirm that too.
+ *
+ * NULL if neither; *refuse: the setting asks to refuse terms until a
+ * superuser confirms (fencing.confirm_clock(), which moves the band above
+ * every band these could have used); *setting: its name.
  */
 static const char *
-clock_unconfirmed_reason(const ClockRow *row)
+clock_unconfirmed_reason(const ClockRow *row, bool *refuse, const char **setting)
 {
-	if (!start_known || !start_unclean || start_in_archive_recovery || RecoveryInProgress())
+	*refuse = false;
+	*setting = NULL;
+	if (!start_known || RecoveryInProgress() || (row->found && row->confirmed))
 		return NULL;
-	if (row->found && row->confirmed)
-		return NULL;
-	return "The server started from a data directory that was not shut down cleanly: after a crash, or restored from a file-system snapshot or copy.";
+	if (start_unclean && !start_in_archive_recovery)
+	{
+		*refuse = clock_unclean_start == CLOCK_UNCLEAN_CONFIRM;
+		*setting = "fencing.clock_unclean_start";
+		return "The server started from a data directory that was not shut down cleanly: after a crash, or restored from a file-system snapshot or copy.";
+	}
+	if (start_in_archive_recovery && clock_promotion == CLOCK_UNCLEAN_CONFIRM)
+	{
+		*refuse = true;
+		*setting = "fencing.clock_promotion";
+		return "The server was promoted since it started: another standby may have been promoted onto the same timeline before it, or it may not have replayed a confirmation of the clock.";
+	}
+	return NULL;
 }
 
 /*
@@ -393,6 +430,8 @@ clock_band_for_issue(int64 tli)
 	ClockRow	row;
 	ClockVerdict verdict;
 	const char *unconfirmed;
+	bool		refuse;
+	const char *setting;
 	TermBand	band = {0, 0};
 	Snapshot	snapshot;
 
@@ -409,9 +448,9 @@ clock_band_for_issue(int64 tli)
 	clock_read(rel, snapshot, &row);
 	verdict = clock_verdict(rel, &row, tli);
 
-	unconfirmed = clock_unconfirmed_reason(&row);
-	if (unconfirmed != NULL && clock_unclean_start == CLOCK_UNCLEAN_CONFIRM)
-		fence_reject_clock_unconfirmed(tli, unconfirmed);
+	unconfirmed = clock_unconfirmed_reason(&row, &refuse, &setting);
+	if (unconfirmed != NULL && refuse)
+		fence_reject_clock_unconfirmed(tli, unconfirmed, setting);
 
 	switch (verdict)
 	{
@@ -496,6 +535,8 @@ fencing_clock_state(PG_FUNCTION_ARGS)
 	TermBand	band;
 	Snapshot	snapshot;
 	const char *state;
+	bool		refuse;
+	const char *setting;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -510,9 +551,10 @@ fencing_clock_state(PG_FUNCTION_ARGS)
 	UnregisterSnapshot(snapshot);
 
 	state = verdict_names[verdict];
-	if (clock_unconfirmed_reason(&row) != NULL)
-		state = clock_unclean_start == CLOCK_UNCLEAN_CONFIRM ?
-			"awaits confirmation" : "unconfirmed";
+	if (clock_unconfirmed_reason(&row, &refuse, &setting) != NULL)
+		state = !refuse ? "unconfirmed" :
+			strcmp(setting, "fencing.clock_promotion") == 0 ?
+			"awaits confirmation since a promotion" : "awaits confirmation";
 
 	values[0] = CStringGetTextDatum(state);
 	values[1] = Int64GetDatum(tli);

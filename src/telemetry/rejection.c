@@ -452,13 +452,13 @@ fence_reject_no_band(int64 timeline, int64 generation, int64 bands)
 }
 
 void
-fence_reject_clock_unconfirmed(int64 timeline, const char *why)
+fence_reject_clock_unconfirmed(int64 timeline, const char *why, const char *setting)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCING_CLOCK_UNCONFIRMED),
 			 errmsg("the fencing clock awaits confirmation"),
-			 errdetail("%s On timeline %lld this server cannot tell whether terms it is about to issue were issued before by a copy of it, so fencing.clock_unclean_start = 'confirm' keeps it from issuing any.",
-					   why, (long long) timeline),
+			 errdetail("%s On timeline %lld this server cannot tell whether terms it is about to issue were issued before by another server, so %s = 'confirm' keeps it from issuing any.",
+					   why, (long long) timeline, setting),
 			 errhint("After making sure no other copy of this database issues terms, a superuser runs: SELECT fencing.confirm_clock();")));
 	pg_unreachable();
 }

@@ -88,7 +88,7 @@ pg_noreturn extern void fence_reject_no_term_left(const char *scope, int64 mark,
 pg_noreturn extern void fence_reject_no_band(int64 timeline, int64 generation, int64 bands);
 
 /* ZF006: the clock awaits an operator's confirmation (fencing.confirm_clock()). */
-pg_noreturn extern void fence_reject_clock_unconfirmed(int64 timeline, const char *why);
+pg_noreturn extern void fence_reject_clock_unconfirmed(int64 timeline, const char *why, const char *setting);
 
 /*
  * ZF007: the scope's next term would be at or above the limit of the band

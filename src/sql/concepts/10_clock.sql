@@ -100,7 +100,7 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fencing.clock_state() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.clock_state() TO pg_monitor;
 COMMENT ON FUNCTION fencing.clock_state() IS
-'The epoch clock as this server sees it, for superusers and pg_monitor. state: unclaimed (no term issued since 1.5), claimed (by this server on this timeline), new timeline (this server, promoted since), moves (claimed by another server, database or a higher timeline: the next term moves the generation), unconfirmed or awaits confirmation (the server started from a data directory not shut down cleanly, fencing.clock_unclean_start issue or confirm: fencing.confirm_clock()). generation, band_offset, term_floor, term_limit: the band the next term is issued in; claimed_*: who claimed the clock (fencing.clock).';
+'The epoch clock as this server sees it, for superusers and pg_monitor. state: unclaimed (no term issued since 1.5), claimed (by this server on this timeline), new timeline (this server, promoted since), moves (claimed by another server, database or a higher timeline: the next term moves the generation), unconfirmed or awaits confirmation (the server started from a data directory not shut down cleanly, fencing.clock_unclean_start issue or confirm: fencing.confirm_clock()), awaits confirmation since a promotion (promoted since the server started, fencing.clock_promotion = confirm: fencing.confirm_clock()). generation, band_offset, term_floor, term_limit: the band the next term is issued in; claimed_*: who claimed the clock (fencing.clock).';
 
 CREATE FUNCTION fencing.confirm_clock(lost_timelines integer DEFAULT 16)
 RETURNS bigint

@@ -143,6 +143,13 @@ FROM (
       FROM fencing.clock_state() c
      WHERE c.state OPERATOR(pg_catalog.=) ANY ('{unconfirmed,awaits confirmation}'::text[])
     UNION ALL
+    SELECT 'critical', 'clock not confirmed since a promotion', 'fencing.clock',
+           pg_catalog.format('the server was promoted since it started and issues terms on timeline %s: a standby promoted onto the same timeline before it (without a shared WAL archive), or a confirmation of the clock it did not replay, could make it issue terms again (fencing.clock_promotion = confirm: no term is issued until a superuser confirms)',
+                             c.timeline),
+           'Once no other server of this database issues terms on this timeline, a superuser confirms: SELECT fencing.confirm_clock();'
+      FROM fencing.clock_state() c
+     WHERE c.state OPERATOR(pg_catalog.=) 'awaits confirmation since a promotion'
+    UNION ALL
     SELECT CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904 THEN 'critical' ELSE 'warning' END,
            'mark far above the clock', s.scope,
            CASE WHEN s.mark OPERATOR(pg_catalog.>=) 4611686018427387904
@@ -188,7 +195,7 @@ FROM (
 ) f
 ORDER BY CASE f.severity WHEN 'critical' THEN 0 ELSE 1 END, f."check", f.object;
 COMMENT ON VIEW fencing.health IS
-'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, a clock not confirmed since an unclean start, marks far above the clock, scopes and the epoch sequence outside the clock''s band (no term issued: ZF007), scopes owned by or granted to dropped roles, a Citus worker whose marks are not current. No rows: nothing found. Readable by pg_monitor.';
+'Findings that weaken fencing, one row each: severity (critical, warning), check, object, detail, action. Unsafe settings, the library not preloaded, replicas without a synchronous standby, a missing synchronous standby, protected tables whose fence does not work, roles other than superusers that may set session_replication_role, unfenced inheritance children, leases held by fenced holders, scopes not fenced since a promotion, a clock not confirmed since an unclean start or a promotion, marks far above the clock, scopes and the epoch sequence outside the clock''s band (no term issued: ZF007), scopes owned by or granted to dropped roles, a Citus worker whose marks are not current. No rows: nothing found. Readable by pg_monitor.';
 REVOKE ALL ON fencing.health FROM PUBLIC;
 GRANT SELECT ON fencing.health TO pg_monitor;
 
