@@ -699,7 +699,19 @@ lock_at_mark(ScopeHold *entry, int64 token, Relation rel)
 		if (raise_foreseen(entry, token, rel))
 		{
 			lock_exclusive(entry, SCOPE_MISSING_OK, SCOPE_PRIV_WRITE, NULL, false);
-			return entry->mode != NoLock;
+			if (entry->mode == NoLock)
+				return false;
+			/*
+			 * Overtaken while it waited for the lock: a raise to the token
+			 * (or past it) committed.  A write at or below the mark holds
+			 * the scope as the guess had not been made, in share mode:
+			 * kept exclusively, it would hold off the other writers at the
+			 * mark until its transaction ends (and deadlock with them).  A
+			 * coarse lock cannot be given back (scope_lock.c).
+			 */
+			if (token > entry->mark || !entry->fresh)
+				return true;
+			unlock_entry(entry);
 		}
 		if (!lock_share(entry))
 			return false;
