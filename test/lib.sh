@@ -195,6 +195,8 @@ declare -gA FENCING_PORT_SLOTS=(
     [histories]=37              # test/histories/run (one history at a time) FENCING_HISTORIES_PORT
     [histories_standby]=38      #   its streaming standby         FENCING_HISTORIES_STANDBY_PORT
     [bench_scope_walk]=39       # test/bench/scope_walk/run         BENCH_PORT
+    [histories_citus]=1890      # test/histories/run --citus: coordinator (27300 by default;
+                                #   its 4 workers take the next 4) FENCING_HISTORIES_CITUS_PORT
     [matrix_pg15_regress]=101   # test/stages/matrix, per version: pg_regress,
     [matrix_pg15_isolation]=102 #   pg_isolation_regress, as is and preloaded
     [matrix_pg15_isolation_preloaded]=103

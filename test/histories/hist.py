@@ -22,7 +22,11 @@
 #     (with --upgrade-to BINDIR, once, pg_upgrade to that newer major version;
 #     every later fault then runs its programs: DIR/bindir names them)
 #     (and, with --sabotage, unprotect() of one table: the fence defeated
-#     without any C change, so that the checker must report violations).
+#     without any C change, so that the checker must report violations);
+#     with --citus (a coordinator on --port and workers on --workers, made by
+#     test/histories/run), the tables are distributed, everything goes through
+#     the coordinator, and the nemesis also disables and activates, removes
+#     and adds workers and moves shards, as docs/citus.md's runbooks say.
 # Every operation is a JSON line (process, op, args, invoke and complete
 # times on CLOCK_MONOTONIC, which all processes share, result ok / fail with
 # the SQLSTATE / unknown when the connection died before the commit was
@@ -154,6 +158,8 @@ END $$;
 
 
 def setup(a):
+    if a.citus:
+        return citus_setup(a)
     c = connect(a, 'postgres', 'hist-setup')
     # half of the histories start on the previous release: the nemesis runs
     # ALTER EXTENSION UPDATE with the clients' backends connected
@@ -329,6 +335,10 @@ def write(a, h, rnd, conn, name, seq, scope, term, old, prepared_ok):
     commit_sent = False
     try:
         conn.execute('BEGIN ISOLATION LEVEL ' + iso)
+        if a.citus:
+            # the statement's tag reaches the shards' audit triggers: Citus
+            # sends SET LOCAL to the workers of the transaction with this
+            conn.execute("SET LOCAL citus.propagate_set_commands = 'local'")
         if sync_off:
             conn.execute('SET LOCAL synchronous_commit = off')
         if mode == 'declared' and rowmode:
@@ -339,6 +349,8 @@ def write(a, h, rnd, conn, name, seq, scope, term, old, prepared_ok):
             sid = '%s-%d-%d' % (name, seq, i)
             k = rnd.randrange(KEYS)
             kinds = ['insert', 'update', 'upsert', 'merge']
+            if a.citus:
+                kinds.remove('merge')       # Citus 13: MERGE into a distributed table from VALUES is refused
             if mode != 'column' and not rowmode:
                 kinds.append('delete')      # per row only: no mark of deleted rows (design.md)
             kind = rnd.choice(kinds)
@@ -378,7 +390,10 @@ def write(a, h, rnd, conn, name, seq, scope, term, old, prepared_ok):
             stmts.append(st)
             if sp:
                 conn.execute('SAVEPOINT s')
-            conn.execute("SELECT pg_catalog.set_config('hist.op', %s, true)", (sid,))
+            if a.citus:
+                conn.execute("SET LOCAL hist.op = '%s'" % sid)
+            else:
+                conn.execute("SELECT pg_catalog.set_config('hist.op', %s, true)", (sid,))
             try:
                 cur = conn.execute(sql, params)
                 st['rows'] = cur.rowcount
@@ -847,7 +862,10 @@ def nemesis(a, client_pids):
     revoked = {}
     kinds = ['pause', 'pause', 'pause', 'kill_backend', 'kill_postmaster', 'restart',
              'alter_owner', 'revoke_grant', 'revoke_grant', 'reset_mark', 'reset_mark']
-    if a.standby != 'none':
+    if a.citus:
+        kinds += ['citus_disable_activate', 'citus_disable_activate', 'citus_remove_add',
+                  'citus_remove_add', 'citus_move', 'citus_move', 'citus_move']
+    elif a.standby != 'none':
         kinds += ['promote']
     else:
         kinds += ['dump_restore', 'upgrade']
@@ -928,6 +946,12 @@ def nemesis(a, client_pids):
                 h.rec('fault', {'kind': 'restart', 'mode': m}, inv, 'ok' if ok and rc == 0 else 'fail')
             elif kind == 'promote':
                 promote(a, h, rnd, conn)
+            elif kind == 'citus_disable_activate':
+                citus_disable_activate(a, h, rnd, conn)
+            elif kind == 'citus_remove_add':
+                citus_remove_add(a, h, rnd, conn)
+            elif kind == 'citus_move':
+                citus_move(a, h, rnd, conn)
             elif kind == 'dump_restore':
                 moves += 1
                 dump_restore(a, h, rnd, conn, moves)
@@ -946,7 +970,16 @@ def nemesis(a, client_pids):
                 conn.execute("SELECT fencing.revoke_scope(%s, %s, 'app')", (s, p))
                 revoked[(s, p)] = True
                 time.sleep(d)
-                conn.execute("SELECT fencing.grant_scope(%s, %s, 'app')", (s, p))
+                for attempt in range(10):
+                    try:
+                        conn.execute("SELECT fencing.grant_scope(%s, %s, 'app')", (s, p))
+                        break
+                    except psycopg.Error as e:
+                        # on Citus the grant is fed to every node and may be
+                        # cancelled as a deadlock: granted back, not left revoked
+                        if e.sqlstate != '40P01' or attempt == 9:
+                            raise
+                        time.sleep(0.3)
                 del revoked[(s, p)]
                 h.rec('fault', {'kind': 'revoke_grant', 'scope': s, 'priv': p, 'seconds': round(d, 2)}, inv, 'ok')
             elif kind == 'reset_mark':
@@ -974,6 +1007,338 @@ def nemesis(a, client_pids):
             pass
 
 
+# ------------------------------------------------------------------ citus
+# --citus: the coordinator is DIR/data on --port (the clients, the monitor and
+# every term go through it), the workers DIR/w<i>/data on --workers, all on
+# 127.0.0.1 (Citus's nodes connect by TCP).  The history's tables are
+# hash-distributed on their row id k (colocated: a shard move moves one shard
+# of each); each node keeps a local audit table of its own, filled by the
+# shards' triggers with the statement's tag (SET LOCAL, propagated), merged
+# at the end in the order of the changes' times.  The nemesis follows
+# docs/citus.md's runbooks for each operation.
+CITUS_AUDIT = r"""
+CREATE TABLE IF NOT EXISTS public.hist_audit (
+    n bigserial PRIMARY KEY,
+    tbl text NOT NULL, kind text NOT NULL, k int, payload text, tok bigint,
+    stmt text, xid xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
+    at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp());
+GRANT INSERT ON public.hist_audit TO app;
+GRANT USAGE ON SEQUENCE public.hist_audit_n_seq TO app;
+"""
+CITUS_AUDIT_FN = r"""
+CREATE FUNCTION public.hist_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE t text := pg_catalog.regexp_replace(TG_TABLE_NAME, '_[0-9]+$', '');
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        INSERT INTO public.hist_audit (tbl, kind, k, payload, tok, stmt)
+        VALUES (t, 'D', OLD.k, OLD.payload, OLD.tok, pg_catalog.current_setting('hist.op', true));
+        RETURN OLD;
+    END IF;
+    INSERT INTO public.hist_audit (tbl, kind, k, payload, tok, stmt)
+    VALUES (t, left(TG_OP, 1), NEW.k, NEW.payload, NEW.tok, pg_catalog.current_setting('hist.op', true));
+    RETURN NEW;
+END $$;
+"""
+WORKER_DATA = 'w%d/data'
+
+
+def wconn(a, port, timeout=30.0):
+    end = now() + timeout
+    while True:
+        try:
+            return psycopg.connect('host=127.0.0.1 port=%d dbname=postgres user=postgres '
+                                   'application_name=hist-nemesis connect_timeout=5' % port,
+                                   autocommit=True)
+        except psycopg.Error:
+            if now() > end:
+                raise
+            time.sleep(0.3)
+
+
+def worker_index(a, port):
+    return a.workers.index(port) + 1
+
+
+def start_worker(a, port):
+    i = worker_index(a, port)
+    log = os.path.join(a.dir, 'w%d' % i, 'server.log')
+    end = now() + 60
+    while now() < end:
+        if pg_ctl(a, '-l', log, '-w', '-t', '30', 'start', data=WORKER_DATA % i) == 0:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def worker_up(a, port):
+    return pg_ctl(a, 'status', data=WORKER_DATA % worker_index(a, port)) == 0
+
+
+def citus_setup(a):
+    c = connect(a, 'postgres', 'hist-setup')
+    c.execute('CREATE EXTENSION citus')
+    for w in a.workers:
+        wc = wconn(a, w)
+        wc.execute('CREATE EXTENSION citus')
+        wc.close()
+    c.execute("SELECT citus_set_coordinator_host('127.0.0.1', %s)", (a.port,))
+    for w in a.workers:
+        c.execute("SELECT citus_add_node('127.0.0.1', %s)", (w,))
+    # Citus propagates the extension and the roles to the workers
+    c.execute('CREATE EXTENSION fencing')
+    roles = SETUP.split('CREATE TABLE hist_audit')[0]
+    c.execute(roles)
+    # the audit table: a local table on every node (the shards' triggers
+    # write into their node's), not Citus's
+    for p in [a.port] + a.workers:
+        wc = c if p == a.port else wconn(a, p)
+        wc.execute('SET citus.enable_ddl_propagation = off')
+        wc.execute(CITUS_AUDIT)
+        wc.execute('RESET citus.enable_ddl_propagation')
+        if wc is not c:
+            wc.close()
+    c.execute(CITUS_AUDIT_FN)
+    for s in ISSUED:
+        c.execute("SELECT fencing.create_scope(%s, 'issued', 'owner_a')", (s,))
+    for s in EXTERNAL:
+        c.execute("SELECT fencing.create_scope(%s, 'external', 'owner_a')", (s,))
+    for s in SCOPES:
+        for p in ('lead', 'write'):
+            c.execute("SELECT fencing.grant_scope(%s, %s, 'app')", (s, p))
+    for s in SCOPES:
+        tables = [('w_' + s, 'column')]
+        if s in DECLARED_TABLE:
+            tables.append((DECLARED_TABLE[s], 'declared'))
+        tables.append(('r_' + s, 'row'))
+        for t, how in tables:
+            c.execute('CREATE TABLE %s (k int PRIMARY KEY, payload text NOT NULL, tok bigint)' % t)
+            if how == 'row':
+                c.execute("SELECT fencing.protect(%s, 'tok')", (t,))
+            else:
+                c.execute("SELECT fencing.protect(%s, 'tok', scope => %s, tokens => %s)", (t, s, how))
+            c.execute('CREATE TRIGGER hist_audit AFTER INSERT OR UPDATE OR DELETE ON %s '
+                      'FOR EACH ROW EXECUTE FUNCTION public.hist_audit()' % t)
+            c.execute("SELECT create_distributed_table(%s, 'k')", (t,))
+            c.execute('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO app' % t)
+    # docs/citus.md: scope fencing on the workers needs the marks distributed
+    c.execute('SELECT fencing.distribute_marks()')
+    c.close()
+
+
+def active_workers(conn):
+    return [r[0] for r in conn.execute(
+        "SELECT nodeport FROM pg_catalog.pg_dist_node WHERE isactive AND noderole = 'primary' "
+        "AND groupid <> 0 ORDER BY nodeport")]
+
+
+def shard_groups(conn):
+    """(shard of w_s0, its worker's port): one per group of colocated shards."""
+    return [tuple(r) for r in conn.execute(
+        "SELECT s.shardid, n.nodeport FROM pg_catalog.pg_dist_shard AS s "
+        "JOIN pg_catalog.pg_dist_placement AS p USING (shardid) "
+        "JOIN pg_catalog.pg_dist_node AS n USING (groupid) "
+        "WHERE s.logicalrelid = 'public.w_s0'::regclass ORDER BY 1")]
+
+
+def citus_step(conn, steps, name, sql, params=None, tries=1):
+    """One step of a runbook, recorded in steps; raises on failure.  With
+    tries, retried while the session lives: under the clients' load Citus
+    may cancel distribute_marks() or citus_remove_node() as a (distributed)
+    deadlock (40P01); each attempt is recorded."""
+    for i in range(tries):
+        t = now()
+        try:
+            r = conn.execute(sql, params).fetchone() if 'SELECT' in sql else conn.execute(sql, params)
+            steps.append({'step': name, 'ok': True, 'secs': round(now() - t, 2)})
+            return r
+        except psycopg.Error as e:
+            steps.append({'step': name, 'ok': False, 'sqlstate': e.sqlstate, 'msg': str(e)[:200]})
+            if i == tries - 1 or conn_dead(conn):
+                raise
+            time.sleep(0.5)
+
+
+def move_group(conn, steps, shard, src, dst, mode):
+    citus_step(conn, steps, 'move %d %d->%d %s' % (shard, src, dst, mode),
+               "SELECT citus_move_shard_placement(%s, '127.0.0.1', %s, '127.0.0.1', %s, "
+               "shard_transfer_mode => %s)", (shard, src, dst, mode))
+
+
+def drain(conn, rnd, steps, args, w, ws):
+    """Every shard group on worker w moved to the other workers (Citus
+    refuses to disable or remove a node holding the only placement of a
+    shard: docs/citus.md, move its shards away first)."""
+    groups = shard_groups(conn)
+    count = {x: sum(1 for g in groups if g[1] == x) for x in ws}
+    for shard, src in groups:
+        if src != w:
+            continue
+        dst = min((x for x in ws if x != w), key=lambda x: (count[x], rnd.random()))
+        mode = rnd.choice(['block_writes', 'force_logical'])
+        move_group(conn, steps, shard, w, dst, mode)
+        count[dst] += 1
+        args['drained'].append(mode)
+    citus_step(conn, steps, 'cleanup', 'CALL citus_cleanup_orphaned_resources()')
+
+
+def move_in(conn, rnd, steps, args, w):
+    """Half the time a shard group moves onto worker w after it came back
+    and before the feed (docs/citus.md: "or let a shard move do it"): the
+    clients' writes by scope to it must be refused there (55000, its marks
+    are not current) until distribute_marks() or a takeover feeds it."""
+    if rnd.random() >= 0.5:
+        return
+    groups = [g for g in shard_groups(conn) if g[1] != w]
+    if not groups:
+        return
+    shard, src = rnd.choice(groups)
+    mode = rnd.choice(['block_writes', 'force_logical'])
+    # (a node added again lacks the reference tables: Citus refuses the move)
+    citus_step(conn, steps, 'replicate_reference_tables',
+               "SELECT replicate_reference_tables('block_writes')", tries=5)
+    move_group(conn, steps, shard, src, w, mode)
+    args['moved_in_before_feed'] = mode
+
+
+def citus_disable_activate(a, h, rnd, conn):
+    """docs/citus.md: a worker (its shards moved away first) goes down,
+    stopped as an operator would, is disabled so that takeovers commit
+    without it, stays away a while, comes back up, is activated, gets the
+    reference tables and the marks."""
+    inv = now()
+    steps = []
+    ws = active_workers(conn)
+    if len(ws) < 2:
+        return h.rec('fault', {'kind': 'citus_disable_activate', 'why': 'fewer than 2 active workers'}, inv, 'fail')
+    w = rnd.choice(ws)
+    m = rnd.choice(['fast', 'immediate'])
+    down = rnd.uniform(1.0, 5.0)
+    args = {'kind': 'citus_disable_activate', 'worker': w, 'stop': m, 'seconds': round(down, 2),
+            'drained': [], 'steps': steps}
+    conn.execute("SET statement_timeout = '120s'")
+    ok = True
+    try:
+        drain(conn, rnd, steps, args, w, ws)
+    except psycopg.Error:
+        if conn_dead(conn):
+            raise
+        return h.rec('fault', args, inv, 'fail')
+    rc = pg_ctl(a, '-m', m, '-w', '-t', '30', 'stop', data=WORKER_DATA % worker_index(a, w))
+    steps.append({'step': 'stop', 'ok': rc == 0})
+    try:
+        citus_step(conn, steps, 'citus_disable_node',
+                   "SELECT citus_disable_node('127.0.0.1', %s, synchronous => true)", (w,), tries=5)
+    except psycopg.Error:
+        ok = False
+        if conn_dead(conn):
+            raise
+    args['disabled_at'] = now()
+    time.sleep(down)
+    steps.append({'step': 'start', 'ok': start_worker(a, w)})
+    try:
+        citus_step(conn, steps, 'citus_activate_node', "SELECT citus_activate_node('127.0.0.1', %s)", (w,), tries=5)
+        citus_step(conn, steps, 'replicate_reference_tables',
+                   "SELECT replicate_reference_tables('block_writes')", tries=5)
+        move_in(conn, rnd, steps, args, w)
+        citus_step(conn, steps, 'distribute_marks', 'SELECT fencing.distribute_marks()', tries=10)
+    except psycopg.Error:
+        ok = False
+        if conn_dead(conn):
+            raise
+    return h.rec('fault', args, inv, 'ok' if ok else 'fail')
+
+
+def citus_remove_add(a, h, rnd, conn):
+    """docs/citus.md: a worker's shards are moved away, it is removed (it
+    keeps running), added again, and the marks distributed."""
+    inv = now()
+    steps = []
+    ws = active_workers(conn)
+    if len(ws) < 2:
+        return h.rec('fault', {'kind': 'citus_remove_add', 'why': 'fewer than 2 active workers'}, inv, 'fail')
+    w = rnd.choice(ws)
+    away = rnd.uniform(0.5, 3.0)
+    args = {'kind': 'citus_remove_add', 'worker': w, 'seconds': round(away, 2), 'drained': [], 'steps': steps}
+    conn.execute("SET statement_timeout = '120s'")
+    ok = True
+    try:
+        drain(conn, rnd, steps, args, w, ws)
+        citus_step(conn, steps, 'citus_remove_node', "SELECT citus_remove_node('127.0.0.1', %s)", (w,), tries=5)
+        args['removed_at'] = now()
+        time.sleep(away)
+        citus_step(conn, steps, 'citus_add_node', "SELECT citus_add_node('127.0.0.1', %s)", (w,), tries=5)
+        move_in(conn, rnd, steps, args, w)
+        citus_step(conn, steps, 'distribute_marks', 'SELECT fencing.distribute_marks()', tries=10)
+    except psycopg.Error:
+        ok = False
+        if conn_dead(conn):
+            raise
+        # leave the node in the cluster whatever failed
+        try:
+            if w not in [r[0] for r in conn.execute('SELECT nodeport FROM pg_catalog.pg_dist_node')]:
+                citus_step(conn, steps, 'citus_add_node', "SELECT citus_add_node('127.0.0.1', %s)", (w,), tries=5)
+            citus_step(conn, steps, 'distribute_marks', 'SELECT fencing.distribute_marks()', tries=10)
+        except psycopg.Error:
+            pass
+    return h.rec('fault', args, inv, 'ok' if ok else 'fail')
+
+
+def citus_move(a, h, rnd, conn):
+    """A group of colocated shards moved to another worker, blocking writes
+    or by logical replication."""
+    inv = now()
+    steps = []
+    ws = active_workers(conn)
+    groups = [g for g in shard_groups(conn) if g[1] in ws]
+    if len(ws) < 2 or not groups:
+        return h.rec('fault', {'kind': 'citus_move', 'why': 'nothing to move'}, inv, 'fail')
+    shard, src = rnd.choice(groups)
+    dst = rnd.choice([x for x in ws if x != src])
+    mode = rnd.choice(['block_writes', 'force_logical'])
+    args = {'kind': 'citus_move', 'mode': mode, 'shard': shard, 'from': src, 'to': dst, 'steps': steps}
+    conn.execute("SET statement_timeout = '120s'")
+    try:
+        move_group(conn, steps, shard, src, dst, mode)
+    except psycopg.Error:
+        if conn_dead(conn):
+            raise
+        return h.rec('fault', args, inv, 'fail')
+    return h.rec('fault', args, inv, 'ok')
+
+
+def citus_final(a, c):
+    """Every worker up and in the cluster, the marks fed, Citus's prepared
+    transactions of dead coordinator sessions recovered, before the reads."""
+    for w in a.workers:
+        if not worker_up(a, w):
+            start_worker(a, w)
+    c.execute("SET statement_timeout = '120s'")
+    known = {r[0]: r[1] for r in c.execute('SELECT nodeport, isactive FROM pg_catalog.pg_dist_node')}
+    for w in a.workers:
+        if w not in known:
+            c.execute("SELECT citus_add_node('127.0.0.1', %s)", (w,))
+        elif not known[w]:
+            c.execute("SELECT citus_activate_node('127.0.0.1', %s)", (w,))
+    c.execute('SELECT fencing.distribute_marks()')
+    c.execute('SELECT recover_prepared_transactions()')
+
+
+def citus_audit(a):
+    """The audit tables of every node (a shard's changes are where the shard
+    was when they were made), merged: a row's changes in commit order (a
+    later writer of the row waited for the earlier one's commit before its
+    AFTER trigger ran, and every node reads one clock)."""
+    rows = []
+    for p in [a.port] + a.workers:
+        wc = wconn(a, p)
+        rows += [r for r in wc.execute(
+            'SELECT at, n, %s, tbl, kind, k, payload, tok, stmt FROM public.hist_audit' % p)]
+        wc.close()
+    rows.sort(key=lambda r: (r[0], r[2], r[1]))
+    return [dict(zip(('n', 'tbl', 'kind', 'k', 'payload', 'tok', 'stmt'), (i,) + tuple(r[3:])))
+            for i, r in enumerate(rows, 1)]
+
+
 # ------------------------------------------------------------------ final dump
 def final(a):
     if not postmaster_pid(a) or pg_ctl(a, 'status') != 0:
@@ -987,13 +1352,18 @@ def final(a):
     # were recorded unknown)
     for (gid,) in c.execute('SELECT gid FROM pg_catalog.pg_prepared_xacts').fetchall():
         c.execute("ROLLBACK PREPARED '%s'" % gid)
+    if a.citus:
+        citus_final(a, c)
     h = Hist(os.path.join(a.dir, 'history', 'final.jsonl'), 'final')
     for s in SCOPES + FILLERS:
         inv = now()
         v = c.execute('SELECT fencing.committed_mark(%s)', (s,)).fetchone()[0]
         h.rec('read_mark', {'scope': s}, inv, 'ok', value=v)
-    audit = [dict(zip(('n', 'tbl', 'kind', 'k', 'payload', 'tok', 'stmt'), r)) for r in c.execute(
-        'SELECT n, tbl, kind, k, payload, tok, stmt FROM hist_audit ORDER BY n')]
+    if a.citus:
+        audit = citus_audit(a)
+    else:
+        audit = [dict(zip(('n', 'tbl', 'kind', 'k', 'payload', 'tok', 'stmt'), r)) for r in c.execute(
+            'SELECT n, tbl, kind, k, payload, tok, stmt FROM hist_audit ORDER BY n')]
     tables = {}
     for s in SCOPES:
         for t in ['w_' + s, 'r_' + s] + ([DECLARED_TABLE[s]] if s in DECLARED_TABLE else []):
@@ -1021,7 +1391,12 @@ def main():
     p.add_argument('--port2', type=int, default=0)
     p.add_argument('--standby', choices=['none', 'sync', 'async'], default='none')
     p.add_argument('--upgrade-to', default='')
+    p.add_argument('--citus', action='store_true')
+    p.add_argument('--workers', default='')     # --citus: the workers' ports
     a = p.parse_args()
+    a.workers = [int(x) for x in a.workers.split(',') if x]
+    if a.citus:
+        a.max_prepared = 0      # a client's PREPARE TRANSACTION: Citus refuses it for distributed writes
     if a.role == 'client':
         return client(a, a.id)
     if a.role == 'monitor':
@@ -1045,6 +1420,8 @@ def main():
     common = ['--dir', a.dir, '--host', a.host, '--port', str(a.port), '--seed', str(a.seed),
               '--port2', str(a.port2), '--standby', a.standby, '--upgrade-to', a.upgrade_to,
               '--seconds', str(a.seconds), '--max-prepared', str(a.max_prepared)]
+    if a.citus:
+        common += ['--citus', '--workers', ','.join(str(w) for w in a.workers)]
     procs = []
     for i in range(a.clients):
         procs.append(subprocess.Popen(me + ['client', '--id', str(i)] + common))
