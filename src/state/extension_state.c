@@ -151,18 +151,25 @@ fencing_clock_relid_if_installed(void)
 	return relation_oids[FENCING_REL_CLOCK];
 }
 
-static Oid
-state_owner(void)
+Oid
+fencing_relation_owner(Oid relid)
 {
-	Oid			relid = fencing_scopes_relid();
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	Oid			owner;
 
 	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", relid);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
 	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
 	return owner;
+}
+
+static Oid
+state_owner(void)
+{
+	return fencing_relation_owner(fencing_scopes_relid());
 }
 
 void
@@ -189,15 +196,8 @@ fencing_become_owner(FencingUserContext *ctx)
 void
 fencing_become_relation_owner(Oid relid, FencingUserContext *ctx)
 {
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
+	Oid			owner = fencing_relation_owner(relid);
 
-	if (!HeapTupleIsValid(tup))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
 	GetUserIdAndSecContext(&ctx->saved_userid, &ctx->saved_sec_context);
 	SetUserIdAndSecContext(owner,
 						   ctx->saved_sec_context |

@@ -135,6 +135,8 @@ extern void fencing_restore_user(const FencingUserContext *ctx);
  *   - to a role a Citus coordinator fed, to create its scope as that role
  *     (cluster_apply.c).
  */
+/* A relation's owner, from the catalog (no lock); 42P01 if it does not exist. */
+extern Oid fencing_relation_owner(Oid relid);
 extern void fencing_become_relation_owner(Oid relid, FencingUserContext *ctx);
 extern void fencing_become_role(Oid role, FencingUserContext *ctx);
 

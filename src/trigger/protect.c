@@ -884,20 +884,6 @@ create_interim_fence(Relation rel, const Trigger *t)
 	fencing_restore_user(&uctx);
 }
 
-/* A relation's owner, from the catalog (no lock). */
-static Oid
-rel_owner(Oid relid)
-{
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", relid);
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
-	return owner;
-}
-
 /*
  * A table that CREATE TABLE has just made, named as Citus names a shard of
  * a Citus table of its schema (state/citus_shards.c), when that table is
@@ -930,7 +916,7 @@ fence_new_citus_placement(Relation rel)
 	 * creator has no rights to)
 	 */
 	if (!OidIsValid(table) ||
-		!has_privs_of_role(GetUserId(), rel_owner(table)))
+		!has_privs_of_role(GetUserId(), fencing_relation_owner(table)))
 		return 0;
 	shell = table_open(table, AccessShareLock);
 	for (int i = 0; shell->trigdesc != NULL && i < shell->trigdesc->numtriggers; i++)

@@ -157,6 +157,27 @@ END $$;
 """
 
 
+def create_scopes(c):
+    """The history's scopes, owned by owner_a, 'lead' and 'write' granted to app."""
+    for s in ISSUED:
+        c.execute("SELECT fencing.create_scope(%s, 'issued', 'owner_a')", (s,))
+    for s in EXTERNAL:
+        c.execute("SELECT fencing.create_scope(%s, 'external', 'owner_a')", (s,))
+    for s in SCOPES:
+        for p in ('lead', 'write'):
+            c.execute("SELECT fencing.grant_scope(%s, %s, 'app')", (s, p))
+
+
+def scope_tables(s):
+    """Scope s's tables and how each is fenced: by its scope column, by a
+    declared token, and per row only (written with s's terms)."""
+    tables = [('w_' + s, 'column')]
+    if s in DECLARED_TABLE:
+        tables.append((DECLARED_TABLE[s], 'declared'))
+    tables.append(('r_' + s, 'row'))
+    return tables
+
+
 def setup(a):
     if a.citus:
         return citus_setup(a)
@@ -170,19 +191,9 @@ def setup(a):
     else:
         c.execute('CREATE EXTENSION fencing')
     c.execute(SETUP)
-    for s in ISSUED:
-        c.execute("SELECT fencing.create_scope(%s, 'issued', 'owner_a')", (s,))
-    for s in EXTERNAL:
-        c.execute("SELECT fencing.create_scope(%s, 'external', 'owner_a')", (s,))
+    create_scopes(c)
     for s in SCOPES:
-        for p in ('lead', 'write'):
-            c.execute("SELECT fencing.grant_scope(%s, %s, 'app')", (s, p))
-    for s in SCOPES:
-        tables = [('w_' + s, 'column')]
-        if s in DECLARED_TABLE:
-            tables.append((DECLARED_TABLE[s], 'declared'))
-        tables.append(('r_' + s, 'row'))     # fenced per row only, written with s's terms
-        for t, how in tables:
+        for t, how in scope_tables(s):
             c.execute('CREATE TABLE %s (k int PRIMARY KEY, payload text NOT NULL, tok bigint)' % t)
             c.execute('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO app' % t)
             if how == 'row':
@@ -1098,19 +1109,9 @@ def citus_setup(a):
         if wc is not c:
             wc.close()
     c.execute(CITUS_AUDIT_FN)
-    for s in ISSUED:
-        c.execute("SELECT fencing.create_scope(%s, 'issued', 'owner_a')", (s,))
-    for s in EXTERNAL:
-        c.execute("SELECT fencing.create_scope(%s, 'external', 'owner_a')", (s,))
+    create_scopes(c)
     for s in SCOPES:
-        for p in ('lead', 'write'):
-            c.execute("SELECT fencing.grant_scope(%s, %s, 'app')", (s, p))
-    for s in SCOPES:
-        tables = [('w_' + s, 'column')]
-        if s in DECLARED_TABLE:
-            tables.append((DECLARED_TABLE[s], 'declared'))
-        tables.append(('r_' + s, 'row'))
-        for t, how in tables:
+        for t, how in scope_tables(s):
             c.execute('CREATE TABLE %s (k int PRIMARY KEY, payload text NOT NULL, tok bigint)' % t)
             if how == 'row':
                 c.execute("SELECT fencing.protect(%s, 'tok')", (t,))
