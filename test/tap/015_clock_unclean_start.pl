@@ -149,6 +149,11 @@ sub server_pids
 	return ($postmaster, @children);
 }
 
+# processes this test holds (SIGSTOP) are let go however it ends: a server
+# left stopped would outlive the test, and the ports and files it holds
+my @frozen;
+END { kill('CONT', @frozen) if @frozen; }
+
 my $prim = PostgreSQL::Test::Cluster->new('prim');
 $prim->init(allows_streaming => 1);
 $prim->append_conf('postgresql.conf', $conf . "fencing.clock_unclean_start = 'confirm'\n");
@@ -163,6 +168,7 @@ $prim->wait_for_catchup($promoted);
 my $checkpointer = $promoted->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'");
 die "no checkpointer found" unless $checkpointer =~ /^\d+$/;
+push @frozen, $checkpointer;
 kill('STOP', $checkpointer) or die "cannot stop the checkpointer: $!";
 $prim->stop('immediate');
 $promoted->promote;
@@ -171,12 +177,16 @@ is($promoted->safe_psql('postgres', 'SELECT state FROM fencing.clock_state()'), 
 	'a promoted standby issues at once (its start was a standby\'s)');
 
 # the snapshot: every process of the server held while the files are copied
-my @held = server_pids($promoted);
-kill('STOP', @held) == scalar(@held) or die "cannot hold the server: $!";
+# the postmaster first, so that it starts no process while the others are
+# held; a backend that exits meanwhile (the last psql's) is no longer there
+my ($postmaster, @children) = server_pids($promoted);
+push @frozen, $postmaster, @children;
+kill('STOP', $postmaster) or die "cannot hold the postmaster: $!";
+kill('STOP', $_) for @children;
 my $snapdir = $promoted->backup_dir . '/snap2';
 PostgreSQL::Test::RecursiveCopy::copypath($promoted->data_dir, $snapdir);
-kill('CONT', @held);
-kill('CONT', $checkpointer);
+kill('CONT', @frozen);
+@frozen = ();
 unlink("$snapdir/postmaster.pid");
 my ($control) = run_command([ 'pg_controldata', $snapdir ]);
 like($control, qr/Latest checkpoint's TimeLineID:\s+1\n/,
