@@ -24,6 +24,11 @@ SELECT generation, band_offset,
        clock_oid = 'fencing.clock'::regclass AS this_table, timeline, reason,
        confirmed_start IS NULL AS not_confirmed
   FROM fencing.clock;
+-- a move's band: its generation, and its floor later than the generation's
+-- start by the microseconds since the claim it moved from (under an hour
+-- here; 1 when it is later at all): 2^40 = 1099511627776
+\set band 1099511627776
+\set shift_ok 'BETWEEN 1 AND 3600e6'
 -- the fast path: the next terms leave the row alone
 SELECT claimed_at AS claimed_1 FROM fencing.clock \gset
 SELECT fencing.fence_next_epoch('c1') AS second_term;
@@ -31,37 +36,49 @@ SELECT claimed_at = :'claimed_1' AS row_unchanged FROM fencing.clock;
 
 -- a copy of the database (CREATE DATABASE ... TEMPLATE, like a restore into
 -- a new database) is another database: its first term moves the generation
--- above every band used (band 0 of timeline 1: generation 1)
+-- above every band used (band 0 of timeline 1: generation 1) and the 16
+-- timelines the source may have gone on to since (generation 17), later by
+-- the time since the claim
 \c :regress_db
 CREATE DATABASE fencing_clock_copy TEMPLATE fencing_clock;
 \c fencing_clock_copy
-SELECT state, generation, term_floor FROM fencing.clock_state();
-SELECT fencing.fence_next_epoch('c1') AS copy_term;
-SELECT state, generation, reason FROM fencing.clock_state();
+SELECT state, generation, term_floor - generation * :band :shift_ok AS shifted
+  FROM fencing.clock_state();
+SELECT fencing.fence_next_epoch('c1') AS copy_term \gset
+SELECT state, generation, reason, term_floor = :copy_term AS term_at_the_floor,
+       band_offset :shift_ok AS shifted
+  FROM fencing.clock_state();
 -- the band and the floor: clock_timeline() says the same
-SELECT timeline, term_floor, term_limit FROM fencing.clock_timeline();
+SELECT timeline, term_floor = :copy_term AS same_floor, term_limit = :copy_term + :band AS same_limit
+  FROM fencing.clock_timeline();
 
 -- claimed by another system (as after pg_upgrade or a restore into a new
 -- cluster; the claims changed by hand here).  Every claim is a row, the
--- latest in force: generation max(1 + 1, band 1 + 1)
+-- latest in force: generation max(17 + 1 + 1 (its band is shifted), band
+-- 17 + 1) + 16 = 35
 UPDATE fencing.clock SET system_identifier = system_identifier OPERATOR(pg_catalog.+) 1;
-SELECT state, generation, term_floor FROM fencing.clock_state();
-SELECT fencing.fence_next_epoch('c2') AS moved_term;
+SELECT state, generation, band_offset :shift_ok AS shifted FROM fencing.clock_state();
+SELECT fencing.fence_next_epoch('c2') AS moved_term \gset
+SELECT :moved_term = term_floor AS term_at_the_floor FROM fencing.clock_state();
 SELECT generation, reason FROM fencing.clock ORDER BY generation;
--- claimed on a higher timeline than this server's: generation 2 + 5
+-- claimed on a higher timeline than this server's: generation 35 + 5 + 1 +
+-- 16 = 57
 UPDATE fencing.clock SET timeline = 5;
 SELECT state, generation FROM fencing.clock_state();
-SELECT fencing.fence_next_epoch('c2') AS lower_timeline_term;
+SELECT fencing.fence_next_epoch('c2') AS lower_timeline_term \gset
+SELECT :lower_timeline_term = term_floor AS term_at_the_floor, generation FROM fencing.clock_state();
 SELECT generation, timeline, reason FROM fencing.clock ORDER BY generation;
 -- the terms of the earlier bands are fenced by fence_older_timelines()
 SELECT fencing.fence_older_timelines() AS lifted;
-SELECT scope, mark FROM fencing.scopes ORDER BY scope;
+SELECT scope, mark = :lower_timeline_term AS at_the_floor FROM fencing.scopes ORDER BY scope;
 
--- no claim but terms known (the rows deleted by hand): above them
+-- no claim but terms known (the rows deleted by hand): above them and 16
+-- more (band 57 + 1 + 16 = 74), with no time to count from
 DELETE FROM fencing.clock;
-SELECT state, generation, term_floor FROM fencing.clock_state();
-SELECT fencing.fence_next_epoch('c3') AS unclaimed_term;
-SELECT generation, reason FROM fencing.clock;
+SELECT state, generation, band_offset, term_floor = generation * :band AS at_the_generation
+  FROM fencing.clock_state();
+SELECT fencing.fence_next_epoch('c3') = 74 * :band AS unclaimed_term_at_74;
+SELECT generation, band_offset, reason FROM fencing.clock;
 
 -- confirm_clock(): a superuser's, lost_timelines 0 to 1024, writes
 SELECT fencing.confirm_clock(NULL);
@@ -84,21 +101,20 @@ SELECT fencing.confirm_clock();
 RESET ROLE;
 REVOKE EXECUTE ON FUNCTION fencing.confirm_clock(integer) FROM regress_clock_app;
 DROP ROLE regress_clock_app;
--- above the band a claim would move to (9, above the row's band 8), the
--- timeline and lost_timelines more (generation 10), plus the microseconds
--- since the row was claimed
+-- above the bands the row reached (75, above the row's band 74) and
+-- lost_timelines more (0 here), plus the microseconds since the row was
+-- claimed: a move is a confirmation with lost_timelines 16
 SELECT fencing.confirm_clock(0) AS confirmed_floor \gset
-SELECT :confirmed_floor > 10 * 2::numeric ^ 40 AS above_the_bands,
-       :confirmed_floor < 10 * 2::numeric ^ 40 + 3600e6 AS by_the_time_since_the_claim;
+SELECT :confirmed_floor - 75 * :band :shift_ok AS by_the_time_since_the_claim;
 SELECT state, term_floor = :confirmed_floor AS at_the_floor, reason FROM fencing.clock_state();
 SELECT generation, band_offset > 0 AS shifted, confirmed_start IS NOT NULL AS confirmed, reason
   FROM fencing.clock ORDER BY generation;
 SELECT fencing.fence_next_epoch('c4') = :confirmed_floor AS first_term_at_the_floor;
 SELECT fencing.fence_next_epoch('c4') = :confirmed_floor + 1 AS next_term_above;
 -- a claim after a confirmation moves above the bands its shifted band
--- reaches into (10 and 11): generation 12
+-- reaches into (75 and 76), and 16 more: generation 93
 UPDATE fencing.clock SET system_identifier = system_identifier OPERATOR(pg_catalog.+) 1;
-SELECT fencing.fence_next_epoch('c1') AS moved_after_confirmation;
+SELECT fencing.fence_next_epoch('c1') - 93 * :band :shift_ok AS moved_after_confirmation;
 SELECT generation, band_offset > 0 AS shifted, reason FROM fencing.clock ORDER BY generation;
 -- the regression server started cleanly: no clock finding
 SELECT count(*) AS clock_findings FROM fencing.health
@@ -129,6 +145,7 @@ SELECT fencing.fence_next_epoch('moved') AS term_on_1_4;
 UPDATE fencing.scopes SET epoch = 1099511627800, mark = 1099511627800 WHERE scope = 'moved';
 ALTER EXTENSION fencing UPDATE;
 SELECT count(*) AS clock_rows FROM fencing.clock;
+-- above its band (1 + 1) and 16 more: no row, no time to count from
 SELECT state, generation, term_floor FROM fencing.clock_state();
 SELECT fencing.fence_next_epoch('moved') AS moved_term;
 SELECT generation, reason FROM fencing.clock;
@@ -153,7 +170,8 @@ UPDATE fencing.scopes SET epoch = 9223372036854775807 WHERE scope = 'ext';
 \c :regress_db
 CREATE DATABASE fencing_clock_ext_copy TEMPLATE fencing_clock_ext;
 \c fencing_clock_ext_copy
-SELECT fencing.fence_next_epoch('plain') AS term_after_copy;
+-- generation 1 + 16, the band of plain's term not beyond it
+SELECT fencing.fence_next_epoch('plain') - 17 * :band :shift_ok AS term_after_copy;
 SELECT generation FROM fencing.clock_state();
 \c :regress_db
 DROP DATABASE fencing_clock_ext;

@@ -30,12 +30,12 @@
  * and inserts its claim, made durable with the term.  A claim by the same
  * server on a higher timeline (a promotion) only records the timeline.
  *
- * The new generation depends only on the data, not on the claimer's
- * timeline: a standby of the new cluster that missed the claim computes the
- * same generation and, on its higher timeline, issues in a higher band.  So
- * does a concurrent claimer: the claim and the terms are read with one
- * snapshot, and two transactions that claim at once insert the same
- * generation.  No claim waits for another (one left open in a transaction
+ * The new band depends only on the data and the time, not on the
+ * claimer's timeline: a standby of the new cluster that missed the claim
+ * computes the same band or a later one and, on its higher timeline, issues
+ * above it.  So does a concurrent claimer: the claim and the terms are read
+ * with one snapshot, and two transactions that claim at once insert nearly
+ * the same band, the later claim in force.  No claim waits for another (one left open in a transaction
  * would stall every scope's takeover); no claim row is ever updated or
  * deleted (a few rows a year: moves, promotions, confirmations).
  *
@@ -351,24 +351,85 @@ clock_highest_term(Snapshot snapshot)
 }
 
 /*
- * The generation a claim moves to: above the band of every term known and
- * above every band the claimer of the row could have used on its timeline.
- * Independent of this server's timeline, so that every server of one new
- * cluster that claims from the same data gets the same generation.
+ * A move leaves this many timelines above the bands the data shows used, as
+ * confirm_clock() does by default: the source may have gone on after the
+ * dump or the copy (promoted since its last term, failed over and issued on
+ * higher timelines) before it was retired.
  */
-static TermBand
-clock_moved_band(const ClockRow *row, Snapshot snapshot)
+#define CLOCK_MOVE_LOST_TIMELINES	16
+
+/*
+ * The first generation above every band the data shows used: the bands the
+ * claimer of the row reached on its timeline (one more when its band is
+ * shifted), and the band of the highest term known.  -1 when neither: no
+ * term was issued since the install.
+ */
+static int64
+clock_generation_after_used(const ClockRow *row, Snapshot snapshot)
 {
 	int64		highest = clock_highest_term(snapshot);
-	TermBand	band = {0, 0};
+	int64		generation = -1;
 
-	/* the band after the last one the row's timeline reaches into */
 	if (row->found)
-		band.generation = row->band.generation + row->timeline +
+		generation = row->band.generation + row->timeline +
 			(row->band.offset > 0 ? 1 : 0);
 	if (highest >= 0)
-		band.generation = Max(band.generation, term_band_of(highest) + 1);
+		generation = Max(generation, term_band_of(highest) + 1);
+	return generation;
+}
+
+/* Microseconds from "since" to now, 0 when the clock is behind it. */
+static int64
+clock_elapsed_since(TimestampTz since)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	return now > since ? now - since : 0;
+}
+
+/*
+ * The band a move or a confirmation claims: lost_timelines generations above
+ * "generation", then later by "elapsed", the microseconds since the row
+ * was claimed.  Of two claims from one row, the later one's floor is then above
+ * every term the earlier one's server issued on the same timeline before
+ * it: at most one a microsecond, each term being a durable commit (the
+ * servers' clocks assumed to agree that closely).  The band is the same on
+ * every timeline (timeline T issues from its floor plus T - 1 bands), so a
+ * standby of the new cluster that missed the claim and is promoted later
+ * issues above it.
+ */
+static TermBand
+clock_band_beyond(int64 tli, int64 generation, int32 lost_timelines, int64 elapsed)
+{
+	TermBand	band = {0, 0};
+	int64		floor;
+
+	band.generation = generation + lost_timelines;
+	(void) term_band_index(tli, band.generation);	/* ZF004 */
+	floor = band.generation << TERM_BAND_COUNTER_BITS;
+	if (elapsed > PG_INT64_MAX - floor)
+		fence_reject_no_band(tli, band.generation, TERM_BAND_COUNT);
+	floor += elapsed;
+	band.generation = term_band_of(floor);
+	band.offset = floor & (((int64) 1 << TERM_BAND_COUNTER_BITS) - 1);
 	return band;
+}
+
+/*
+ * The band a claim moves to: above every band the data shows used and
+ * CLOCK_MOVE_LOST_TIMELINES more, later by the time since the row's claim.
+ * Generation 0 when nothing was issued since the install (a fresh clock).
+ */
+static TermBand
+clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli)
+{
+	int64		generation = clock_generation_after_used(row, snapshot);
+	TermBand	band = {0, 0};
+
+	if (generation < 0)
+		return band;
+	return clock_band_beyond(tli, generation, CLOCK_MOVE_LOST_TIMELINES,
+							 row->found ? clock_elapsed_since(row->claimed_at) : 0);
 }
 
 /* Record a claim by this server (a row of its own: no claim waits for another). */
@@ -465,7 +526,7 @@ clock_band_for_issue(int64 tli)
 		case CLOCK_MOVES:
 		default:
 			/* a confirmation of this start holds across the move */
-			band = clock_moved_band(&row, snapshot);
+			band = clock_moved_band(&row, snapshot, tli);
 			clock_write(clock_oid, band, tli, claim_reason(rel, &row, tli),
 						row.found && row.confirmed);
 			break;
@@ -483,7 +544,7 @@ clock_band_peek_row(Relation rel, const ClockRow *row, Snapshot snapshot, int64 
 	*verdict = clock_verdict(rel, row, tli);
 	if (*verdict == CLOCK_CLAIMED_HERE || *verdict == CLOCK_NEW_TIMELINE)
 		return row->band;
-	return clock_moved_band(row, snapshot);
+	return clock_moved_band(row, snapshot, tli);
 }
 
 TermBand
@@ -586,17 +647,15 @@ fencing_clock_state(PG_FUNCTION_ARGS)
  * confirmation holds for this start of the postmaster.  Returns the floor of
  * the new band.  Durable.
  *
- * The new band is above every band the claimer of the row could have used
- * on its timeline and up to lost_timelines timelines above it: what a copy
- * of this data directory that went on issuing used, unless it moved the
- * generation itself.  It did if it claimed or confirmed too, from the same
- * row: it then computed the same generation.  So the floor is also shifted
- * by the microseconds elapsed since the row was claimed (the start of the
- * band when there is no row): of two confirmations from one row, the later
- * one starts higher by the time between them, more than the terms the
- * earlier one's server issued in that time (each term is a durable commit),
- * so the copy confirmed after the original stopped issuing is above all of
- * them (the servers' clocks assumed to agree that closely).
+ * The new band is the one a move claims (clock_band_beyond), with
+ * lost_timelines for the margin: above every band the claimer of the row,
+ * or a copy of this data directory going on from it, could have used on its
+ * timeline and up to lost_timelines timelines above it, and later by the
+ * time since the row was claimed (since the start of the timestamps when
+ * there is no row).  A copy that moved the generation itself, by a claim or
+ * a confirmation from the same row, did so earlier: the copy confirmed after
+ * the original stopped issuing is above every term it issued on its
+ * timeline.
  */
 FENCING_FUNCTION(fencing_confirm_clock);
 
@@ -608,8 +667,7 @@ fencing_confirm_clock(PG_FUNCTION_ARGS)
 	ClockRow	row;
 	int64		tli;
 	TermBand	band;
-	int64		floor;
-	int64		elapsed;
+	int64		generation;
 	int32		lost_timelines;
 	Snapshot	snapshot;
 
@@ -637,21 +695,18 @@ fencing_confirm_clock(PG_FUNCTION_ARGS)
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	rel = table_open(clock_oid, AccessShareLock);
 	clock_read(rel, snapshot, &row);
-
-	/* above what a claim would move to, by the timelines a copy went on to */
-	band = clock_moved_band(&row, snapshot);
+	generation = clock_generation_after_used(&row, snapshot);
 	UnregisterSnapshot(snapshot);
-	band.generation += tli + lost_timelines;
-	floor = term_band_floor(tli, band);
-	/* then later by the time since the row was claimed */
-	elapsed = GetCurrentTimestamp() - (row.found ? row.claimed_at : 0);
-	elapsed = Max(elapsed, 0);
-	if (elapsed > PG_INT64_MAX - floor)
-		fence_reject_no_band(tli, band.generation, TERM_BAND_COUNT);
-	floor += elapsed;
-	band.generation = term_band_of(floor) - (tli - 1);
-	band.offset = floor & (((int64) 1 << TERM_BAND_COUNTER_BITS) - 1);
 
+	/*
+	 * With no claim and no term, the original would claim on this timeline;
+	 * the time is then counted from the start of the timestamps, so that two
+	 * such confirmations are ordered too.
+	 */
+	if (generation < 0)
+		generation = tli;
+	band = clock_band_beyond(tli, generation, lost_timelines,
+							 clock_elapsed_since(row.found ? row.claimed_at : 0));
 	clock_write(clock_oid, band, tli, "confirmed", true);
 	table_close(rel, NoLock);
 	PG_RETURN_INT64(term_band_floor(tli, band));

@@ -16,6 +16,12 @@
 #   every term ever issued (F claims the same generation E did, on a higher
 #   timeline).  A plain dump of F restored with psql into a new database of
 #   F: its first term is above every term too (another database).
+#   Dumps taken before their source moved on: a dump of A taken before its
+#   failover, and a dump of C's standby D2, cut off before C claimed the
+#   clock (a hot standby lagging its primary's move), both restored into a
+#   new cluster G after those terms were issued: G's first terms are above
+#   B's (a margin of 16 timelines) and above C's (later by the time since
+#   the claim they all moved from).
 # Each promoted server also fences the old terms (fence_older_timelines()
 # lifts the marks to the floor of its band).
 use strict;
@@ -25,6 +31,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use FencingCrash;
 use File::Path qw(rmtree);
+use List::Util qw(max);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -93,6 +100,11 @@ $a->safe_psql('postgres', q{
 });
 issue($a, 'jobs', "a-$_") for 1 .. 3;
 issue($a, 'other', 'a-1');
+# a dump of A before its source moves on: restored at the end
+my $a_dump = PostgreSQL::Test::Utils::tempdir . '/a.dump';
+command_ok([ "$bindir/pg_dump", '-Fc', '-f', $a_dump, '-d', $a->connstr('postgres') ],
+	'pg_dump of A on timeline 1');
+my @b_terms;
 my $b = streaming_standby($a, 'b');
 $a->stop('immediate');
 $b->promote;
@@ -100,7 +112,7 @@ is($b->safe_psql('postgres', 'SELECT timeline FROM fencing.clock_timeline()'), '
 	'B is on timeline 2');
 my $b_term = issue($b, 'jobs', 'b-1');
 cmp_ok($b_term, '>=', $band, "B's term ($b_term) is in timeline 2's band");
-issue($b, 'other', 'b-1');
+push @b_terms, $b_term, issue($b, 'other', 'b-1');
 $b->safe_psql('postgres', "INSERT INTO jobs VALUES (1, $b_term, 'B leader')");
 my $b_sysid = $b->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()');
 $b->stop;
@@ -133,16 +145,20 @@ is(sqlstate_error($c, 'postgres', "INSERT INTO jobs VALUES (2, " . ($b_term - 1)
 	'ZF001', 'on C a token below the mark is refused at once');
 
 my $d = streaming_standby($c, 'd');
+# D2 lags C's move: cut off before C's first term claims the clock
+my $d2 = streaming_standby($c, 'd2');
+cut_off($d2);
 my $c_first = issue($c, 'jobs', 'c-1');
+my @c_terms = ($c_first);
 cmp_ok($c_first, '>', $max_issued - 1, "C's first term ($c_first) is above every term before it");
 is($c->safe_psql('postgres', 'SELECT state || reason FROM fencing.clock_state()'),
 	'claimednew system identifier', "C claimed the clock: it has a new system identifier");
 $c->wait_for_catchup($d);
 cut_off($d);
 my $c_last;
-$c_last = issue($c, 'jobs', "c-lost-$_") for 1 .. 40;
-issue($c, 'other', "c-lost-$_") for 1 .. 3;
-issue($c, 'fresh-d', 'c-lost');
+push @c_terms, $c_last = issue($c, 'jobs', "c-lost-$_") for 1 .. 40;
+push @c_terms, issue($c, 'other', "c-lost-$_") for 1 .. 3;
+push @c_terms, issue($c, 'fresh-d', 'c-lost');
 $c->stop('immediate');
 $d->promote;
 is($d->safe_psql('postgres', 'SELECT timeline FROM fencing.clock_timeline()'), '2',
@@ -228,6 +244,37 @@ command_ok(
 	is($f->safe_psql('restored', 'SELECT reason FROM fencing.clock_state()'), 'new database',
 		'the restored database moved the clock: it is another database');
 }
+
+# --- Dumps taken before their source moved on, restored into a new
+# cluster G once the source had issued more: A's, from before B's promotion,
+# and D2's, from before C's move (pg_dump on a hot standby).
+my $d2_dump = PostgreSQL::Test::Utils::tempdir . '/d2.dump';
+command_ok([ "$bindir/pg_dump", '-Fc', '-f', $d2_dump, '-d', $d2->connstr('postgres') ],
+	"pg_dump of D2, a hot standby that missed C's move");
+is($d2->safe_psql('postgres', 'SELECT claimed_timeline FROM fencing.clock_state()'), '2',
+	"control: D2's clock is B's claim, the one C moved from");
+$d2->stop;
+my $g = PostgreSQL::Test::Cluster->new('g');
+$g->init;
+$g->append_conf('postgresql.conf', "autovacuum = off
+");
+$g->start;
+for my $case ([ 'from_a', $a_dump, \@b_terms, "B's terms on timeline 2, issued after A's dump" ],
+	[ 'from_d2', $d2_dump, \@c_terms, "C's terms, issued after its own move from the same claim" ])
+{
+	my ($db, $file, $later, $what) = @$case;
+	$g->safe_psql('postgres', "CREATE DATABASE $db");
+	command_ok([ "$bindir/pg_restore", '--exit-on-error', '-d', $g->connstr($db), $file ],
+		"pg_restore of the dump into G's database $db");
+	my $highest = max(@$later);
+	for my $scope ('jobs', 'other')
+	{
+		my $t = $g->safe_psql($db, "SELECT fencing.fence_next_epoch('$scope', '$db')");
+		push @issued, "$t ($scope on g/$db)";
+		cmp_ok($t, '>', $highest, "$db: the next term of '$scope' ($t) is above $what ($highest)");
+	}
+}
+$g->stop;
 
 # Every term once: no two returned values are equal per scope.
 my %seen;

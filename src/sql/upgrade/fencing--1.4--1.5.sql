@@ -101,7 +101,8 @@ $invoker$;
 -- (system identifier, database, this table's OID, timeline); the latest
 -- claim is in force.  A term issued by any other server (after pg_upgrade,
 -- a restore into a new cluster or database, a copy) or on a lower timeline
--- moves the generation above every band used, in the issuing transaction
+-- moves the generation above every band used and 16 timelines more, its
+-- floor later by the time since the claim, in the issuing transaction
 -- (src/clock/clock_generation.c).  Dumped, copied by pg_upgrade and
 -- replicated with the data, so the generation only grows.
 CREATE TABLE fencing.clock (
