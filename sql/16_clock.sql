@@ -173,6 +173,12 @@ CREATE DATABASE fencing_clock_ext_copy TEMPLATE fencing_clock_ext;
 -- generation 1 + 16, the band of plain's term not beyond it
 SELECT fencing.fence_next_epoch('plain') - 17 * :band :shift_ok AS term_after_copy;
 SELECT generation FROM fencing.clock_state();
+-- a claim at -infinity (only by hand): no band to move to, nothing written
+UPDATE fencing.clock SET claimed_at = '-infinity',
+       system_identifier = system_identifier OPERATOR(pg_catalog.+) 1;
+SELECT count(*) AS claims_before FROM fencing.clock;
+SELECT fencing.fence_next_epoch('plain') AS no_term;
+SELECT count(*) AS claims_after FROM fencing.clock;
 \c :regress_db
 DROP DATABASE fencing_clock_ext;
 DROP DATABASE fencing_clock_ext_copy;

@@ -68,6 +68,7 @@
 #include "catalog/pg_control.h"
 #include "catalog/pg_type.h"
 #include "common/controldata_utils.h"
+#include "common/int.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -378,13 +379,22 @@ clock_generation_after_used(const ClockRow *row, Snapshot snapshot)
 	return generation;
 }
 
-/* Microseconds from "since" to now, 0 when the clock is behind it. */
+/*
+ * Microseconds from "since" to now, 0 when the clock is behind it; past the
+ * range (a claim at -infinity, written by hand) PG_INT64_MAX, for which
+ * clock_band_beyond() finds no band.
+ */
 static int64
 clock_elapsed_since(TimestampTz since)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	int64		elapsed;
 
-	return now > since ? now - since : 0;
+	if (now <= since)
+		return 0;
+	if (pg_sub_s64_overflow(now, since, &elapsed))
+		return PG_INT64_MAX;
+	return elapsed;
 }
 
 /*
@@ -408,7 +418,7 @@ clock_band_beyond(int64 tli, int64 generation, int32 lost_timelines, int64 elaps
 	(void) term_band_index(tli, band.generation);	/* ZF004 */
 	floor = band.generation << TERM_BAND_COUNTER_BITS;
 	if (elapsed > PG_INT64_MAX - floor)
-		fence_reject_no_band(tli, band.generation, TERM_BAND_COUNT);
+		fence_reject_no_band(tli, band.generation + term_band_of(elapsed), TERM_BAND_COUNT);
 	floor += elapsed;
 	band.generation = term_band_of(floor);
 	band.offset = floor & (((int64) 1 << TERM_BAND_COUNTER_BITS) - 1);
