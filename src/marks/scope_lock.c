@@ -223,6 +223,17 @@ scope_lock_wait_for_writers(int64 scope_id)
 }
 
 void
+scope_lock_writers_go_on(int64 scope_id)
+{
+	LOCKTAG		tag;
+
+	/* share mode first: the scope is not let go of in between */
+	scope_tag(&tag, scope_id);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ExclusiveLock, false);
+}
+
+void
 scope_lock_fed_raise(int64 scope_id)
 {
 	LOCKTAG		tag;

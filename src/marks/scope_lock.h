@@ -43,6 +43,14 @@ extern LockAcquireResult scope_lock_acquire(const char *scope, int64 scope_id, O
  */
 extern void scope_lock_wait_for_writers(int64 scope_id);
 
+/*
+ * A coarse raise that found its scope raised past it meanwhile, a write at
+ * the mark now: the scope's own lock, taken by scope_lock_wait_for_writers(),
+ * goes down to share mode, which holds off the scope's raises and not its
+ * writers at the mark.
+ */
+extern void scope_lock_writers_go_on(int64 scope_id);
+
 /* Whether this transaction has taken all the fine locks it takes of its own scopes. */
 extern bool scope_lock_past_fine(void);
 

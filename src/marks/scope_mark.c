@@ -707,9 +707,24 @@ lock_at_mark(ScopeHold *entry, int64 token, Relation rel)
 			 * the scope as the guess had not been made, in share mode:
 			 * kept exclusively, it would hold off the other writers at the
 			 * mark until its transaction ends (and deadlock with them).  A
-			 * coarse lock cannot be given back (scope_lock.c).
+			 * coarse lock cannot be given back (scope_lock.c): the owner's
+			 * lock stays, and the scope's own lock goes down to share
+			 * mode, so a later raise of the scope in this transaction
+			 * takes it exclusively again and waits for those writers.
 			 */
-			if (token > entry->mark || !entry->fresh)
+			if (token > entry->mark)
+				return true;
+			if (entry->coarse && entry->excl_subid == GetCurrentSubTransactionId())
+			{
+				scope_lock_writers_go_on(entry->lock_key.id);
+				entry->mode = ShareLock;
+				entry->share_subid = entry->excl_subid;
+				entry->share_counted = false;
+				entry->excl_subid = 0;
+				entry->excl_counted = false;
+				return true;
+			}
+			if (!entry->fresh)
 				return true;
 			unlock_entry(entry);
 		}
@@ -832,18 +847,20 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
 		/* an upgrade keeps the share lock, which a write was admitted under */
 		entry->fresh = (!upgrade && res == LOCKACQUIRE_OK && !entry->coarse);
 		entry->mode = ExclusiveLock;
+		/*
+		 * The owner's lock does not hold off the scope's own writers and
+		 * raisers (scope_lock.c): wait for them before the mark is read, so
+		 * that a raise of theirs that commits meanwhile is read (a scope
+		 * this transaction created has none).
+		 */
+		if (entry->coarse && !created)
+			scope_lock_wait_for_writers(entry->lock_key.id);
 		entry->mark = read_mark_for_change(entry->scope, row, &key);
 		if (locked_key_holds(entry, &key))
 			break;
 	}
 	if (created)
 		entry->mark = SCOPE_MARK_NONE;
-	/*
-	 * The owner's lock does not hold off the scope's own writers and raisers
-	 * (scope_lock.c); a scope this transaction created has none.
-	 */
-	if (entry->coarse && !created)
-		scope_lock_wait_for_writers(entry->lock_key.id);
 	/*
 	 * Last, once no share lock can be granted (nothing can fill the scope's
 	 * shared entry again): the writers registered at the mark (only where
