@@ -36,9 +36,12 @@
  *   coarse, at the mark the owner's lock in ShareLock, then the scope's
  *                       own lock in ShareLock, given back at once;
  *   coarse, a raise     the owner's lock in ShareUpdateExclusiveLock, then
- *                       the scope's own lock in ExclusiveLock (not for a
+ *                       the scope's own lock in ExclusiveLock, both before
+ *                       the mark is read (not the scope's own lock for a
  *                       scope the transaction created: no other
- *                       transaction can see it yet).
+ *                       transaction can see it yet); a raise found overtaken
+ *                       under them is a write at the mark, and the scope's
+ *                       own lock goes down to ShareLock.
  *
  * Why that keeps I3 and I6.  A coarse writer at the mark holds the owner's
  * lock in share mode: every raise of the owner's scopes that comes later,
