@@ -173,6 +173,16 @@ CREATE DATABASE fencing_clock_ext_copy TEMPLATE fencing_clock_ext;
 -- generation 1 + 16, the band of plain's term not beyond it
 SELECT fencing.fence_next_epoch('plain') - 17 * :band :shift_ok AS term_after_copy;
 SELECT generation FROM fencing.clock_state();
+-- fence_older_timelines() on a clock that moves claims the move, whose
+-- floor would otherwise be later at every call: it lifts once, then nothing
+UPDATE fencing.clock SET system_identifier = system_identifier OPERATOR(pg_catalog.+) 1;
+SELECT fencing.fence_older_timelines() AS lifted;
+SELECT state, reason FROM fencing.clock_state();
+SELECT fencing.fence_older_timelines() AS lifted_again;
+SELECT s.mark = c.term_floor AS lifted_to_the_floor
+  FROM fencing.scopes AS s, fencing.clock_state() AS c WHERE s.scope = 'plain';
+SELECT fencing.fence_next_epoch('plain') - term_floor AS next_term_above_the_floor
+  FROM fencing.clock_state();
 -- a claim at -infinity (only by hand): no band to move to, nothing written
 UPDATE fencing.clock SET claimed_at = '-infinity',
        system_identifier = system_identifier OPERATOR(pg_catalog.+) 1;

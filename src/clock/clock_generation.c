@@ -578,6 +578,31 @@ clock_band_peek(int64 tli)
 	return band;
 }
 
+TermBand
+clock_band_for_fencing(int64 tli)
+{
+	Oid			clock_oid = fencing_clock_relid_if_installed();
+	Relation	rel;
+	ClockRow	row;
+	ClockVerdict verdict;
+	TermBand	band = {0, 0};
+	Snapshot	snapshot;
+
+	if (!OidIsValid(clock_oid))
+		return band;
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	rel = table_open(clock_oid, AccessShareLock);
+	clock_read(rel, snapshot, &row);
+	band = clock_band_peek_row(rel, &row, snapshot, tli, &verdict);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	/* a move's floor goes on moving with the time until it is claimed */
+	if ((verdict == CLOCK_MOVES || verdict == CLOCK_UNCLAIMED) &&
+		(band.generation != 0 || band.offset != 0))
+		band = clock_band_for_issue(tli);
+	return band;
+}
+
 /*
  * fencing.clock_state() returns one row: the clock as this server sees it.
  *   state: unclaimed (no term issued since 1.5), claimed (by this server on

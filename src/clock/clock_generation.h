@@ -26,6 +26,13 @@ extern TermBand clock_band_for_issue(int64 tli);
 /* The generation the next term would be issued in, read only. */
 extern TermBand clock_band_peek(int64 tli);
 
+/*
+ * The band whose floor fencing lifts older terms' marks to: the band of the
+ * next term, claimed now (durably, as by a term) when that term would move
+ * the clock, whose floor would otherwise go on moving with the time.
+ */
+extern TermBand clock_band_for_fencing(int64 tli);
+
 /* Settings, and what the server's start tells (shared_preload_libraries). */
 extern void clock_generation_init(void);
 

@@ -101,9 +101,13 @@ fencing_fence_older_timelines(PG_FUNCTION_ARGS)
 				 errdetail("max_scopes was %d.", max_scopes)));
 	PreventCommandIfReadOnly("fence_older_timelines()");
 
-	/* the band the next term is issued in, the clock's generation moved if it moves */
+	/*
+	 * The band the next term is issued in; the clock's move claimed now if
+	 * it moves (its floor, later by the time since the claim it moves from,
+	 * would be higher at every call).
+	 */
 	tli = term_band_timeline();
-	band_floor = term_band_floor(tli, clock_band_peek(tli));
+	band_floor = term_band_floor(tli, clock_band_for_fencing(tli));
 	if (band_floor == 0)
 		PG_RETURN_INT64(0);
 
