@@ -428,7 +428,13 @@ clock_band_beyond(int64 tli, int64 generation, int32 lost_timelines, int64 elaps
 /*
  * The band a claim moves to: above every band the data shows used and
  * CLOCK_MOVE_LOST_TIMELINES more, later by the time since the row's claim.
- * Generation 0 when nothing was issued since the install (a fresh clock).
+ * With terms but no claim (a 1.4 install moved here and updated, a 1.4 dump
+ * restored into 1.5, the rows deleted by hand) the time is counted from the
+ * start of the timestamps, as confirm_clock() does: two moves from that
+ * data (the original's first term, and a copy made before it: a dump of a
+ * hot standby that lagged it, CREATE DATABASE ... TEMPLATE) are then ordered
+ * too, rather than claiming the same band.  Generation 0 when nothing was
+ * issued since the install (a fresh clock).
  */
 static TermBand
 clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli)
@@ -439,7 +445,7 @@ clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli)
 	if (generation < 0)
 		return band;
 	return clock_band_beyond(tli, generation, CLOCK_MOVE_LOST_TIMELINES,
-							 row->found ? clock_elapsed_since(row->claimed_at) : 0);
+							 clock_elapsed_since(row->found ? row->claimed_at : 0));
 }
 
 /* Record a claim by this server (a row of its own: no claim waits for another). */
