@@ -204,6 +204,19 @@ UPDATE fencing.clock SET claimed_at = '-infinity',
 SELECT count(*) AS claims_before FROM fencing.clock;
 SELECT fencing.fence_next_epoch('plain') AS no_term;
 SELECT count(*) AS claims_after FROM fencing.clock;
+-- shown, not refused: clock_state(), clock_timeline() and so fencing.health
+-- say there is no band (they failed with ZF004, fencing.health with them)
+SELECT state, term_floor IS NULL AS no_floor, term_limit IS NULL AS no_limit
+  FROM fencing.clock_state();
+SELECT timeline, term_floor IS NULL AS no_floor FROM fencing.clock_timeline();
+SELECT count(*) AS band_findings FROM fencing.health WHERE object = 'plain';
+-- a generation past the last band (by hand) claimed by another server: no
+-- band (ZF004), nothing written; the sum no longer wraps around to a low
+-- band, claimed by every term while the row stays in force
+UPDATE fencing.clock SET claimed_at = pg_catalog.now(), generation = 9223372036854775807;
+SELECT fencing.fence_next_epoch('plain') AS no_term;
+SELECT state, term_floor IS NULL AS no_floor FROM fencing.clock_state();
+SELECT count(*) AS claims_after FROM fencing.clock;
 \c :regress_db
 DROP DATABASE fencing_clock_ext;
 DROP DATABASE fencing_clock_ext_copy;
