@@ -29,6 +29,9 @@ SELECT generation, band_offset,
 -- here; 1 when it is later at all): 2^40 = 1099511627776
 \set band 1099511627776
 \set shift_ok 'BETWEEN 1 AND 3600e6'
+-- with no claim to count from: the microseconds since 2000-01-01 (the start
+-- of the timestamps), read after the term
+\set since_2000 '(EXTRACT(epoch FROM pg_catalog.clock_timestamp() - timestamptz ''2000-01-01 00:00:00+00'') * 1e6)::bigint'
 -- the fast path: the next terms leave the row alone
 SELECT claimed_at AS claimed_1 FROM fencing.clock \gset
 SELECT fencing.fence_next_epoch('c1') AS second_term;
@@ -73,12 +76,17 @@ SELECT fencing.fence_older_timelines() AS lifted;
 SELECT scope, mark = :lower_timeline_term AS at_the_floor FROM fencing.scopes ORDER BY scope;
 
 -- no claim but terms known (the rows deleted by hand): above them and 16
--- more (band 57 + 1 + 16 = 74), with no time to count from
+-- more (band 57 + 1 + 16 = 74), later by the time since the start of the
+-- timestamps, as confirm_clock() counts it with no row (so that two moves
+-- from such data are ordered too: below)
 DELETE FROM fencing.clock;
-SELECT state, generation, band_offset, term_floor = generation * :band AS at_the_generation
+SELECT state, 74 * :band + :since_2000 - term_floor BETWEEN 0 AND 3600e6 AS shifted_from_74
   FROM fencing.clock_state();
-SELECT fencing.fence_next_epoch('c3') = 74 * :band AS unclaimed_term_at_74;
-SELECT generation, band_offset, reason FROM fencing.clock;
+SELECT fencing.fence_next_epoch('c3') AS unclaimed_term \gset
+SELECT 74 * :band + :since_2000 - :unclaimed_term BETWEEN 0 AND 3600e6 AS unclaimed_term_shifted_from_74;
+SELECT generation AS unclaimed_generation, reason FROM fencing.clock \gset
+SELECT :unclaimed_generation > 74 + 700 AS above_74_by_years, :'reason' AS reason,
+       :unclaimed_term = term_floor AS term_at_the_floor FROM fencing.clock_state();
 
 -- confirm_clock(): a superuser's, lost_timelines 0 to 1024, writes
 SELECT fencing.confirm_clock(NULL);
@@ -101,21 +109,24 @@ SELECT fencing.confirm_clock();
 RESET ROLE;
 REVOKE EXECUTE ON FUNCTION fencing.confirm_clock(integer) FROM regress_clock_app;
 DROP ROLE regress_clock_app;
--- above the bands the row reached (75, above the row's band 74) and
--- lost_timelines more (0 here), plus the microseconds since the row was
--- claimed: a move is a confirmation with lost_timelines 16
+-- above the bands the row reached (its band and the next, its band being
+-- shifted) and lost_timelines more (0 here), plus the microseconds since the
+-- row was claimed: a move is a confirmation with lost_timelines 16
 SELECT fencing.confirm_clock(0) AS confirmed_floor \gset
-SELECT :confirmed_floor - 75 * :band :shift_ok AS by_the_time_since_the_claim;
+SELECT :confirmed_floor - (:unclaimed_generation + 2) * :band :shift_ok AS by_the_time_since_the_claim;
 SELECT state, term_floor = :confirmed_floor AS at_the_floor, reason FROM fencing.clock_state();
-SELECT generation, band_offset > 0 AS shifted, confirmed_start IS NOT NULL AS confirmed, reason
+SELECT generation - :unclaimed_generation AS generation_above_unclaimed,
+       band_offset > 0 AS shifted, confirmed_start IS NOT NULL AS confirmed, reason
   FROM fencing.clock ORDER BY generation;
+SELECT generation AS confirmed_generation FROM fencing.clock WHERE reason = 'confirmed' \gset
 SELECT fencing.fence_next_epoch('c4') = :confirmed_floor AS first_term_at_the_floor;
 SELECT fencing.fence_next_epoch('c4') = :confirmed_floor + 1 AS next_term_above;
 -- a claim after a confirmation moves above the bands its shifted band
--- reaches into (75 and 76), and 16 more: generation 93
+-- reaches into (its own and the next), and 16 more
 UPDATE fencing.clock SET system_identifier = system_identifier OPERATOR(pg_catalog.+) 1;
-SELECT fencing.fence_next_epoch('c1') - 93 * :band :shift_ok AS moved_after_confirmation;
-SELECT generation, band_offset > 0 AS shifted, reason FROM fencing.clock ORDER BY generation;
+SELECT fencing.fence_next_epoch('c1') - (:confirmed_generation + 18) * :band :shift_ok AS moved_after_confirmation;
+SELECT generation - :unclaimed_generation AS generation_above_unclaimed,
+       band_offset > 0 AS shifted, reason FROM fencing.clock ORDER BY generation;
 -- the regression server started cleanly: no clock finding
 SELECT count(*) AS clock_findings FROM fencing.health
  WHERE "check" = 'clock not confirmed since an unclean start';
@@ -145,10 +156,24 @@ SELECT fencing.fence_next_epoch('moved') AS term_on_1_4;
 UPDATE fencing.scopes SET epoch = 1099511627800, mark = 1099511627800 WHERE scope = 'moved';
 ALTER EXTENSION fencing UPDATE;
 SELECT count(*) AS clock_rows FROM fencing.clock;
--- above its band (1 + 1) and 16 more: no row, no time to count from
-SELECT state, generation, term_floor FROM fencing.clock_state();
-SELECT fencing.fence_next_epoch('moved') AS moved_term;
-SELECT generation, reason FROM fencing.clock;
+-- a copy made before its first term (a dump of a hot standby that lagged
+-- its move; a copy by template here) moves from the same data
+\c :regress_db
+CREATE DATABASE fencing_clock_14_moved_copy TEMPLATE fencing_clock_14_moved;
+\c fencing_clock_14_moved
+-- above its band (1 + 1) and 16 more, later by the time since the start of
+-- the timestamps: no row to count from
+SELECT state, 18 * :band + :since_2000 - term_floor BETWEEN 0 AND 3600e6 AS shifted_from_18
+  FROM fencing.clock_state();
+SELECT fencing.fence_next_epoch('moved') AS moved_term \gset
+SELECT 18 * :band + :since_2000 - :moved_term BETWEEN 0 AND 3600e6 AS moved_term_shifted_from_18;
+SELECT reason FROM fencing.clock;
+SELECT pg_catalog.pg_sleep(0.01);
+-- the copy's first terms are above the original's (they were the same
+-- before: neither move counted any time)
+\c fencing_clock_14_moved_copy
+SELECT fencing.fence_next_epoch('moved') - :moved_term :shift_ok AS copy_above_original,
+       fencing.fence_next_epoch('new') - :moved_term :shift_ok AS copy_new_scope_above;
 
 \c :regress_db
 -- a scope of external tokens at the top of the range (any role that may
@@ -189,6 +214,19 @@ UPDATE fencing.clock SET claimed_at = '-infinity',
 SELECT count(*) AS claims_before FROM fencing.clock;
 SELECT fencing.fence_next_epoch('plain') AS no_term;
 SELECT count(*) AS claims_after FROM fencing.clock;
+-- shown, not refused: clock_state(), clock_timeline() and so fencing.health
+-- say there is no band (they failed with ZF004, fencing.health with them)
+SELECT state, term_floor IS NULL AS no_floor, term_limit IS NULL AS no_limit
+  FROM fencing.clock_state();
+SELECT timeline, term_floor IS NULL AS no_floor FROM fencing.clock_timeline();
+SELECT count(*) AS band_findings FROM fencing.health WHERE object = 'plain';
+-- a generation past the last band (by hand) claimed by another server: no
+-- band (ZF004), nothing written; the sum no longer wraps around to a low
+-- band, claimed by every term while the row stays in force
+UPDATE fencing.clock SET claimed_at = pg_catalog.now(), generation = 9223372036854775807;
+SELECT fencing.fence_next_epoch('plain') AS no_term;
+SELECT state, term_floor IS NULL AS no_floor FROM fencing.clock_state();
+SELECT count(*) AS claims_after FROM fencing.clock;
 \c :regress_db
 DROP DATABASE fencing_clock_ext;
 DROP DATABASE fencing_clock_ext_copy;
@@ -196,3 +234,4 @@ DROP DATABASE fencing_clock;
 DROP DATABASE fencing_clock_copy;
 DROP DATABASE fencing_clock_14;
 DROP DATABASE fencing_clock_14_moved;
+DROP DATABASE fencing_clock_14_moved_copy;

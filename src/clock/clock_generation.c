@@ -363,7 +363,9 @@ clock_highest_term(Snapshot snapshot)
  * The first generation above every band the data shows used: the bands the
  * claimer of the row reached on its timeline (one more when its band is
  * shifted), and the band of the highest term known.  -1 when neither: no
- * term was issued since the install.
+ * term was issued since the install.  A row past the last band (a
+ * generation or timeline written by hand) gives TERM_BAND_COUNT + 1, which
+ * has no band (ZF004), rather than a sum that wraps around to a low band.
  */
 static int64
 clock_generation_after_used(const ClockRow *row, Snapshot snapshot)
@@ -371,7 +373,10 @@ clock_generation_after_used(const ClockRow *row, Snapshot snapshot)
 	int64		highest = clock_highest_term(snapshot);
 	int64		generation = -1;
 
-	if (row->found)
+	if (row->found && (row->band.generation > TERM_BAND_COUNT ||
+					   row->timeline > TERM_BAND_COUNT))
+		generation = TERM_BAND_COUNT + 1;
+	else if (row->found)
 		generation = row->band.generation + row->timeline +
 			(row->band.offset > 0 ? 1 : 0);
 	if (highest >= 0)
@@ -407,18 +412,33 @@ clock_elapsed_since(TimestampTz since)
  * every timeline (timeline T issues from its floor plus T - 1 bands), so a
  * standby of the new cluster that missed the claim and is promoted later
  * issues above it.
+ *
+ * When there is no such band: ZF004, or with missing_ok (a band only shown:
+ * clock_state(), clock_timeline() and so fencing.health) the generation it
+ * would be, which term_band_exists() says has no band.
  */
 static TermBand
-clock_band_beyond(int64 tli, int64 generation, int32 lost_timelines, int64 elapsed)
+clock_band_beyond(int64 tli, int64 generation, int32 lost_timelines, int64 elapsed,
+				  bool missing_ok)
 {
 	TermBand	band = {0, 0};
 	int64		floor;
 
 	band.generation = generation + lost_timelines;
-	(void) term_band_index(tli, band.generation);	/* ZF004 */
+	if (!term_band_exists(tli, band))
+	{
+		if (!missing_ok)
+			fence_reject_no_band(tli, band.generation, TERM_BAND_COUNT);
+		return band;
+	}
 	floor = band.generation << TERM_BAND_COUNTER_BITS;
 	if (elapsed > PG_INT64_MAX - floor)
-		fence_reject_no_band(tli, band.generation + term_band_of(elapsed), TERM_BAND_COUNT);
+	{
+		band.generation += term_band_of(elapsed);
+		if (!missing_ok)
+			fence_reject_no_band(tli, band.generation, TERM_BAND_COUNT);
+		return band;
+	}
 	floor += elapsed;
 	band.generation = term_band_of(floor);
 	band.offset = floor & (((int64) 1 << TERM_BAND_COUNTER_BITS) - 1);
@@ -428,10 +448,16 @@ clock_band_beyond(int64 tli, int64 generation, int32 lost_timelines, int64 elaps
 /*
  * The band a claim moves to: above every band the data shows used and
  * CLOCK_MOVE_LOST_TIMELINES more, later by the time since the row's claim.
- * Generation 0 when nothing was issued since the install (a fresh clock).
+ * With terms but no claim (a 1.4 install moved here and updated, a 1.4 dump
+ * restored into 1.5, the rows deleted by hand) the time is counted from the
+ * start of the timestamps, as confirm_clock() does: two moves from that
+ * data (the original's first term, and a copy made before it: a dump of a
+ * hot standby that lagged it, CREATE DATABASE ... TEMPLATE) are then ordered
+ * too, rather than claiming the same band.  Generation 0 when nothing was
+ * issued since the install (a fresh clock).
  */
 static TermBand
-clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli)
+clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli, bool missing_ok)
 {
 	int64		generation = clock_generation_after_used(row, snapshot);
 	TermBand	band = {0, 0};
@@ -439,7 +465,8 @@ clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli)
 	if (generation < 0)
 		return band;
 	return clock_band_beyond(tli, generation, CLOCK_MOVE_LOST_TIMELINES,
-							 row->found ? clock_elapsed_since(row->claimed_at) : 0);
+							 clock_elapsed_since(row->found ? row->claimed_at : 0),
+							 missing_ok);
 }
 
 /* Record a claim by this server (a row of its own: no claim waits for another). */
@@ -536,7 +563,7 @@ clock_band_for_issue(int64 tli)
 		case CLOCK_MOVES:
 		default:
 			/* a confirmation of this start holds across the move */
-			band = clock_moved_band(&row, snapshot, tli);
+			band = clock_moved_band(&row, snapshot, tli, false);
 			clock_write(clock_oid, band, tli, claim_reason(rel, &row, tli),
 						row.found && row.confirmed);
 			break;
@@ -546,7 +573,10 @@ clock_band_for_issue(int64 tli)
 	return band;
 }
 
-/* The band the next term on timeline tli would be issued in. */
+/*
+ * The band the next term on timeline tli would be issued in; one that does
+ * not exist (term_band_exists()) when a move would find none (ZF004).
+ */
 static TermBand
 clock_band_peek_row(Relation rel, const ClockRow *row, Snapshot snapshot, int64 tli,
 					ClockVerdict *verdict)
@@ -554,7 +584,7 @@ clock_band_peek_row(Relation rel, const ClockRow *row, Snapshot snapshot, int64 
 	*verdict = clock_verdict(rel, row, tli);
 	if (*verdict == CLOCK_CLAIMED_HERE || *verdict == CLOCK_NEW_TIMELINE)
 		return row->band;
-	return clock_moved_band(row, snapshot, tli);
+	return clock_moved_band(row, snapshot, tli, true);
 }
 
 TermBand
@@ -741,7 +771,7 @@ fencing_confirm_clock(PG_FUNCTION_ARGS)
 	if (generation < 0)
 		generation = tli;
 	band = clock_band_beyond(tli, generation, lost_timelines,
-							 clock_elapsed_since(row.found ? row.claimed_at : 0));
+							 clock_elapsed_since(row.found ? row.claimed_at : 0), false);
 	clock_write(clock_oid, band, tli, "confirmed", true);
 	table_close(rel, NoLock);
 	PG_RETURN_INT64(term_band_floor(tli, band));
