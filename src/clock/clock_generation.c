@@ -587,45 +587,42 @@ clock_band_peek_row(Relation rel, const ClockRow *row, Snapshot snapshot, int64 
 	return clock_moved_band(row, snapshot, tli, true);
 }
 
-TermBand
-clock_band_peek(int64 tli)
+/* The band of the next term on timeline tli, and how the server stands to the claim. */
+static TermBand
+clock_band_peek_verdict(int64 tli, ClockVerdict *verdict)
 {
 	Oid			clock_oid = fencing_clock_relid_if_installed();
 	Relation	rel;
 	ClockRow	row;
-	ClockVerdict verdict;
 	TermBand	band = {0, 0};
 	Snapshot	snapshot;
 
+	*verdict = CLOCK_UNCLAIMED;
 	if (!OidIsValid(clock_oid))
 		return band;
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	rel = table_open(clock_oid, AccessShareLock);
 	clock_read(rel, snapshot, &row);
-	band = clock_band_peek_row(rel, &row, snapshot, tli, &verdict);
+	band = clock_band_peek_row(rel, &row, snapshot, tli, verdict);
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
 	return band;
 }
 
 TermBand
+clock_band_peek(int64 tli)
+{
+	ClockVerdict verdict;
+
+	return clock_band_peek_verdict(tli, &verdict);
+}
+
+TermBand
 clock_band_for_fencing(int64 tli)
 {
-	Oid			clock_oid = fencing_clock_relid_if_installed();
-	Relation	rel;
-	ClockRow	row;
 	ClockVerdict verdict;
-	TermBand	band = {0, 0};
-	Snapshot	snapshot;
+	TermBand	band = clock_band_peek_verdict(tli, &verdict);
 
-	if (!OidIsValid(clock_oid))
-		return band;
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	rel = table_open(clock_oid, AccessShareLock);
-	clock_read(rel, snapshot, &row);
-	band = clock_band_peek_row(rel, &row, snapshot, tli, &verdict);
-	table_close(rel, NoLock);
-	UnregisterSnapshot(snapshot);
 	/* a move's floor goes on moving with the time until it is claimed */
 	if ((verdict == CLOCK_MOVES || verdict == CLOCK_UNCLAIMED) &&
 		(band.generation != 0 || band.offset != 0))

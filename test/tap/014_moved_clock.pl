@@ -50,27 +50,6 @@ sub issue
 	return $t;
 }
 
-sub cut_off
-{
-	my ($standby) = @_;
-	$standby->append_conf('postgresql.conf', "primary_conninfo = ''\n");
-	$standby->reload;
-	$standby->poll_query_until('postgres', 'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
-	  or die 'WAL receiver did not stop';
-	return;
-}
-
-sub streaming_standby
-{
-	my ($primary, $name) = @_;
-	$primary->backup("bk_$name");
-	my $standby = PostgreSQL::Test::Cluster->new($name);
-	$standby->init_from_backup($primary, "bk_$name", has_streaming => 1);
-	$standby->start;
-	$primary->wait_for_catchup($standby);
-	return $standby;
-}
-
 # The terms a promoted server issues: above every term ever issued, in the
 # scopes that took terms before and in a new one.
 sub check_next_terms

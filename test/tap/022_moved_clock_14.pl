@@ -42,28 +42,6 @@ sub issue
 	return $t;
 }
 
-sub cut_off
-{
-	my ($standby) = @_;
-	$standby->append_conf('postgresql.conf', "primary_conninfo = ''\n");
-	$standby->reload;
-	$standby->poll_query_until('postgres', 'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
-	  or die 'WAL receiver did not stop';
-	return;
-}
-
-sub streaming_standby
-{
-	my ($primary, $name, @conf) = @_;
-	$primary->backup("bk_$name");
-	my $standby = PostgreSQL::Test::Cluster->new($name);
-	$standby->init_from_backup($primary, "bk_$name", has_streaming => 1);
-	$standby->append_conf('postgresql.conf', join("\n", @conf) . "\n") if @conf;
-	$standby->start;
-	$primary->wait_for_catchup($standby);
-	return $standby;
-}
-
 my $bindir = PostgreSQL::Test::Cluster->new('probe')->config_data('--bindir');
 
 # --- A at 1.4, timeline 1; its standby B promoted to timeline 2.

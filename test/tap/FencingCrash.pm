@@ -22,7 +22,7 @@ use Test::More;
 
 our @EXPORT =
   qw(fencing_node freeze_walwriter crash_immediate crash_kill quit_dead
-  sqlstate_error);
+  sqlstate_error streaming_standby cut_off);
 
 # A started cluster with the extension created in database "postgres".
 sub fencing_node
@@ -96,6 +96,31 @@ sub sqlstate_error
 		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1);
 	return undef if $ret == 0;
 	return $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/ ? $1 : "unknown: $stderr";
+}
+
+# A streaming standby of $primary made from a new base backup, started and
+# caught up; @conf: lines for its postgresql.conf.
+sub streaming_standby
+{
+	my ($primary, $name, @conf) = @_;
+	$primary->backup("bk_$name");
+	my $standby = PostgreSQL::Test::Cluster->new($name);
+	$standby->init_from_backup($primary, "bk_$name", has_streaming => 1);
+	$standby->append_conf('postgresql.conf', join("\n", @conf) . "\n") if @conf;
+	$standby->start;
+	$primary->wait_for_catchup($standby);
+	return $standby;
+}
+
+# Stop a standby's streaming: it keeps what it replayed and receives nothing more.
+sub cut_off
+{
+	my ($standby) = @_;
+	$standby->append_conf('postgresql.conf', "primary_conninfo = ''\n");
+	$standby->reload;
+	$standby->poll_query_until('postgres', 'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
+	  or die 'WAL receiver did not stop';
+	return;
 }
 
 1;
