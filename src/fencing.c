@@ -38,12 +38,12 @@ _PG_init(void)
 	declared_token_init();
 	term_retention_init();
 	clock_generation_init();
+	citus_shards_init();
 
 	MarkGUCPrefixReserved("fencing");
 
 	end_of_xact_init();
 	relcache_watch_init();
-	citus_shards_init();
 	citus_errors_init();
 	fence_config_init();
 	running_statement_init();

@@ -53,6 +53,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
 #include "base/input_checks.h"
 #include "marks/scope_lock.h"
@@ -251,22 +252,27 @@ read_fed_row(HeapTuple tuple, TupleDesc desc, FedRow *row)
 	fencing_check_mark(row->scope, row->mark);
 }
 
-/* fencing.node_state says role (fed_via: the placement, or InvalidOid). */
+/*
+ * fencing.node_state says role (fed_via: the placement, or InvalidOid; fed
+ * with it since this server's start, fed_start, for
+ * fencing.citus_worker_start).
+ */
 static void
 record_node_state(const char *role, Oid fed_via)
 {
 	static SPIPlanPtr plan = NULL;
 	static const char *sql =
-		"INSERT INTO fencing.node_state AS n (role, fed_via) VALUES ($1, $2) "
+		"INSERT INTO fencing.node_state AS n (role, fed_via, fed_start) VALUES ($1, $2, $3) "
 		"ON CONFLICT (only_row) DO UPDATE SET role = excluded.role, fed_via = excluded.fed_via, "
-		"recorded_at = pg_catalog.clock_timestamp()";
-	Oid			argtypes[2] = {TEXTOID, OIDOID};
-	Datum		values[2];
+		"fed_start = excluded.fed_start, recorded_at = pg_catalog.clock_timestamp()";
+	Oid			argtypes[3] = {TEXTOID, OIDOID, TIMESTAMPTZOID};
+	Datum		values[3];
 	Oid			relid;
 
 	values[0] = CStringGetTextDatum(role);
 	values[1] = ObjectIdGetDatum(fed_via);
-	(void) fencing_execute_as_owner(&plan, sql, 2, argtypes, values);
+	values[2] = TimestampTzGetDatum(PgStartTime);
+	(void) fencing_execute_as_owner(&plan, sql, 3, argtypes, values);
 	/* every backend reads the node's state again once this commits */
 	relid = get_relname_relid(NODE_STATE_RELNAME, get_namespace_oid(FENCING_SCHEMA, false));
 	if (OidIsValid(relid))
@@ -321,7 +327,8 @@ take_every_scope(Relation rel)
  * own placement is fed in a backend of a node with group 0 that knows the
  * cluster's nodes; any other node is a worker (a worker whose metadata
  * sync was stopped has group 0 and knows no node).  A worker not current
- * by this placement takes every scope first.
+ * by this placement, or not fed since its server started, takes every
+ * scope first (and records its start: fencing.citus_worker_start).
  */
 static void
 note_fed_node(Relation rel)
@@ -342,7 +349,8 @@ note_fed_node(Relation rel)
 		record_node_state("coordinator", InvalidOid);
 		return;
 	}
-	if (role != NODE_ROLE_WORKER || citus_node_fed_via() != RelationGetRelid(rel))
+	if (role != NODE_ROLE_WORKER || citus_node_fed_via() != RelationGetRelid(rel) ||
+		!citus_node_fed_since_start())
 		take_every_scope(rel);
 }
 

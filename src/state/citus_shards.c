@@ -31,6 +31,11 @@
  *     "current" answer is cached, until an invalidation of the table, its
  *     placement (Citus invalidates the table when a placement changes) or
  *     fencing.node_state.
+ *   - With fencing.citus_worker_start = 'refuse', a worker's marks are
+ *     current only once it took every scope since its server started
+ *     (fencing.node_state.fed_start is this postmaster's start): a node
+ *     disabled while it was down may have missed takeovers, and keeps its
+ *     old metadata until it is activated, so nothing else tells it.
  *   - A relation just created is matched to its Citus table by the
  *     metadata, else, when Citus's own connection created it, only by the
  *     exact name Citus gives that table's shard of that id
@@ -59,12 +64,28 @@
 #include "utils/snapmgr.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 
 typedef struct ShardEntry
 {
 	Oid			relid;			/* hash key: the relation asked about */
 	Oid			table;			/* its distributed table, or InvalidOid */
 } ShardEntry;
+
+/* fencing.citus_worker_start */
+typedef enum CitusWorkerStart
+{
+	CITUS_WORKER_START_TRUST,
+	CITUS_WORKER_START_REFUSE
+} CitusWorkerStart;
+
+static const struct config_enum_entry worker_start_options[] = {
+	{"trust", CITUS_WORKER_START_TRUST, false},
+	{"refuse", CITUS_WORKER_START_REFUSE, false},
+	{NULL, 0, false}
+};
+
+static int	citus_worker_start = CITUS_WORKER_START_TRUST;
 
 static HTAB *shard_cache = NULL;	/* relid -> ShardEntry, CacheMemoryContext */
 static uint64 invalidations = 0;	/* bumped by every invalidation we see */
@@ -77,6 +98,7 @@ static Oid	local_group_relid = InvalidOid;
 #define NODE_ROLE_UNREAD	(-1)
 static int	node_role = NODE_ROLE_UNREAD;
 static Oid	node_fed_via = InvalidOid;
+static bool node_fed_since_start = false;	/* fed_start is PgStartTime */
 static Oid	node_state_relid = InvalidOid;
 static int	last_role = NODE_ROLE_NONE;	/* the last read's answer */
 
@@ -114,10 +136,29 @@ citus_shards_relcache_invalidate(Oid relid)
 		(void) hash_search(shard_cache, &relid, HASH_REMOVE, NULL);
 }
 
+/* A change of fencing.citus_worker_start: judge the marks again. */
+static void
+citus_worker_start_assign(int newval, void *extra)
+{
+	marks_current = false;
+}
+
 void
 citus_shards_init(void)
 {
 	HASHCTL		ctl;
+
+	DefineCustomEnumVariable("fencing.citus_worker_start",
+							 "Whether a Citus worker's marks are trusted after its server started before the coordinator fed it again.",
+							 "trust: the marks it last took, while its placement of fencing.cluster_marks is in Citus's metadata; "
+							 "refuse: every write by scope on the worker is refused (55000) until the coordinator feeds it "
+							 "(fencing.distribute_marks() or any takeover): a node disabled while it was down, and started "
+							 "again, cannot tell that it missed takeovers until it is activated.",
+							 &citus_worker_start,
+							 CITUS_WORKER_START_TRUST,
+							 worker_start_options,
+							 PGC_SIGHUP, 0,
+							 NULL, citus_worker_start_assign, NULL);
 
 	ctl.keysize = sizeof(Oid);
 	ctl.entrysize = sizeof(ShardEntry);
@@ -300,6 +341,7 @@ read_node_state(void)
 	uint64		before;
 	int			role = NODE_ROLE_NONE;
 	Oid			fed = InvalidOid;
+	bool		fed_since_start = false;
 
 	if (node_role != NODE_ROLE_UNREAD)
 		return;
@@ -310,6 +352,7 @@ read_node_state(void)
 	{
 		AttrNumber	roleatt = get_attnum(relid, "role");
 		AttrNumber	fedatt = get_attnum(relid, "fed_via");
+		AttrNumber	startatt = get_attnum(relid, "fed_start");
 		Relation	rel = table_open(relid, AccessShareLock);
 		/* the row as last committed (it is no catalog: no catalog snapshot) */
 		Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
@@ -327,6 +370,11 @@ read_node_state(void)
 			value = heap_getattr(tuple, fedatt, RelationGetDescr(rel), &isnull);
 			if (!isnull)
 				fed = DatumGetObjectId(value);
+			if (startatt != InvalidAttrNumber)
+			{
+				value = heap_getattr(tuple, startatt, RelationGetDescr(rel), &isnull);
+				fed_since_start = !isnull && DatumGetTimestampTz(value) == PgStartTime;
+			}
 		}
 		systable_endscan(scan);
 		UnregisterSnapshot(snapshot);
@@ -334,6 +382,7 @@ read_node_state(void)
 	}
 	node_state_relid = relid;
 	node_fed_via = fed;
+	node_fed_since_start = fed_since_start;
 	last_role = role;
 	/* an answer an invalidation overtook is read again next time */
 	node_role = before == invalidations ? role : NODE_ROLE_UNREAD;
@@ -351,6 +400,13 @@ citus_node_fed_via(void)
 {
 	read_node_state();
 	return node_fed_via;
+}
+
+bool
+citus_node_fed_since_start(void)
+{
+	read_node_state();
+	return node_fed_since_start;
 }
 
 bool
@@ -564,6 +620,8 @@ citus_node_marks_stale(void)
 	group = citus_local_group();
 	if (!OidIsValid(fed))
 		why = "it has not taken every scope from the coordinator since it joined the cluster (or since the extension was updated)";
+	else if (citus_worker_start == CITUS_WORKER_START_REFUSE && !node_fed_since_start)
+		why = "it has not taken every scope from the coordinator since its server started (fencing.citus_worker_start = 'refuse'): a node disabled while it was down may have missed takeovers";
 	else if (OidIsValid(shell) && group > 0 &&
 			 catalog_lookup("pg_dist_shard", "pg_dist_shard_logical_relid_index", "logicalrelid",
 							ObjectIdGetDatum(shell), false, "shardid", &value))

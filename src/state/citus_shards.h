@@ -55,6 +55,9 @@ extern int	citus_node_recorded_role(void);
 /* fencing.node_state exists (the extension's SQL is 1.5 or later) */
 extern bool citus_node_state_exists(void);
 extern Oid	citus_node_fed_via(void);
+
+/* Whether it took every scope through it since this server started. */
+extern bool citus_node_fed_since_start(void);
 extern bool citus_node_looks_coordinator(void);
 /*
  * On a worker whose marks the coordinator distributes: NULL while its marks

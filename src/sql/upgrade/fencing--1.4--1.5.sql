@@ -184,15 +184,18 @@ SELECT 0, c.system_identifier, d.oid, 'fencing.clock'::pg_catalog.regclass::pg_c
 -- scope: a node whose placement Citus dropped (disabled, removed) or
 -- replaced (activated, added again: Citus copies the rows, firing no
 -- trigger) has missed feeds, and refuses writes by scope until the
--- coordinator feeds it again.
+-- coordinator feeds it again.  fed_start is the start of the server that
+-- recorded the row: with fencing.citus_worker_start = 'refuse' a worker
+-- started since (maybe disabled while it was down) refuses them too.
 CREATE TABLE fencing.node_state (
     only_row    boolean PRIMARY KEY DEFAULT true CHECK (only_row),
     role        text NOT NULL CHECK (role OPERATOR(pg_catalog.=) ANY ('{coordinator,worker}'::text[])),
     fed_via     oid,
-    recorded_at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp()
+    recorded_at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    fed_start   timestamptz
 );
 COMMENT ON TABLE fencing.node_state IS
-'This node''s role in a Citus cluster (coordinator or worker), recorded when the coordinator first distributes or feeds its marks; a worker stays one whatever Citus''s metadata says later. fed_via: the local placement of fencing.cluster_marks through which a worker last took every scope (a placement Citus dropped or replaced since means missed feeds: writes by scope are refused). Written only by the extension.';
+'This node''s role in a Citus cluster (coordinator or worker), recorded when the coordinator first distributes or feeds its marks; a worker stays one whatever Citus''s metadata says later. fed_via: the local placement of fencing.cluster_marks through which a worker last took every scope (a placement Citus dropped or replaced since means missed feeds: writes by scope are refused). fed_start: the start of the server that recorded it (fencing.citus_worker_start = refuse: a worker started since refuses writes by scope until fed again). Written only by the extension.';
 SELECT pg_catalog.pg_extension_config_dump('fencing.node_state', '');
 REVOKE ALL ON fencing.node_state FROM PUBLIC;
 
