@@ -70,7 +70,10 @@
  * it foresees exclusively at once).
  *
  * Every party names the owner it read before locking, and checks it again
- * under the lock (scope_mark.c);
+ * under the lock (scope_mark.c): a party that finds another owner there
+ * gives back what it took for that owner and locks again by the one it
+ * found (a coarse raise, the scope's own lock too, or its overtaken raise
+ * would keep the scope exclusively, a fine lock found held already);
  * fencing.alter_scope_owner() first locks the scope exclusively under its
  * old owner, so that no writer still holds it by that owner.  So the number
  * of locks is bounded (by max_locks_per_transaction plus the number of own
@@ -233,6 +236,15 @@ scope_lock_writers_go_on(int64 scope_id)
 	/* share mode first: the scope is not let go of in between */
 	scope_tag(&tag, scope_id);
 	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ExclusiveLock, false);
+}
+
+void
+scope_lock_writers_wait_undone(int64 scope_id)
+{
+	LOCKTAG		tag;
+
+	scope_tag(&tag, scope_id);
 	LockRelease(&tag, ExclusiveLock, false);
 }
 

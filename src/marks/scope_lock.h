@@ -51,6 +51,14 @@ extern void scope_lock_wait_for_writers(int64 scope_id);
  */
 extern void scope_lock_writers_go_on(int64 scope_id);
 
+/*
+ * A coarse raise that found, under its locks, that the scope has another
+ * owner than the one it locked by: the scope's own lock taken by
+ * scope_lock_wait_for_writers() is given back (the raise locks again by the
+ * owner it found, and must not keep the scope exclusively meanwhile).
+ */
+extern void scope_lock_writers_wait_undone(int64 scope_id);
+
 /* Whether this transaction has taken all the fine locks it takes of its own scopes. */
 extern bool scope_lock_past_fine(void);
 

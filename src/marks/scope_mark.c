@@ -822,6 +822,7 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
 		LockAcquireResult res;
 		bool		upgrade = entry->mode != NoLock;
 		ScopeKey	key;
+		int64		waited_id;
 
 		if (learn_scope_id(entry) == 0)
 		{
@@ -853,11 +854,24 @@ lock_exclusive(ScopeHold *entry, ScopeMissing missing, ScopePrivilege priv,
 		 * that a raise of theirs that commits meanwhile is read (a scope
 		 * this transaction created has none).
 		 */
+		waited_id = 0;
 		if (entry->coarse && !created)
-			scope_lock_wait_for_writers(entry->lock_key.id);
+		{
+			waited_id = entry->lock_key.id;
+			scope_lock_wait_for_writers(waited_id);
+		}
 		entry->mark = read_mark_for_change(entry->scope, row, &key);
 		if (locked_key_holds(entry, &key))
 			break;
+		/*
+		 * Locked by an owner the scope no longer has (a key remembered from
+		 * an earlier transaction, before an owner's change): the scope's own
+		 * lock taken for that owner goes back with the entry's, or the lock
+		 * taken again by the new owner would find it held, and an overtaken
+		 * raise would then keep the scope exclusively to the end.
+		 */
+		if (waited_id != 0)
+			scope_lock_writers_wait_undone(waited_id);
 	}
 	if (created)
 		entry->mark = SCOPE_MARK_NONE;
