@@ -1013,8 +1013,11 @@ def upgrade(a, h, rnd, conn, n, to=None, mrnd=None):
     if sb:
         steps.insert(3, ('stop_standby', lambda: pg_ctl(a, '-m', 'immediate', '-w', '-t', '60', 'stop',
                                                          data=sb[0]) if postmaster_pid(a, sb[0]) else 0))
-    if kind == 'upgrade_major':
-        steps.append(('update', update))
+    # runbook step 5, for every pg_upgrade (the same version too): a 1.4
+    # install is updated before the first term (as 1.4 it would issue in the
+    # band of timeline 1 again, which pg_upgrade starts on: after a failover
+    # that lost terms, terms already returned (seed 601))
+    steps.append(('update', update))
     args = {'kind': kind}
     frozen = None
     for name, step in steps:
