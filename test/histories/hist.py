@@ -751,10 +751,11 @@ def moved(a, h, rnd, mrnd, args, new_d, port, sb, n):
     moved cluster gets a streaming standby of its own on the retired
     standby's port, made before the clients come back (before the first
     term) or once the first term was taken there; in an asynchronous run
-    half of the 'before' standbys get their WAL receiver frozen before the
-    clients come back, and, the first term taken, the primary dies and that
-    standby (which may have missed the move's claim of the clock) is
-    promoted."""
+    half of the 'before' standbys are stopped or get their WAL receiver
+    frozen before the clients come back, and, the first term taken, the
+    primary dies and that standby (which missed, or may have missed, the
+    move's claim of the clock) is promoted: returns (what it was, when the
+    clients came back) for the caller's promote()."""
     if mrnd is None:
         mrnd = rnd
     if args.get('lossy') or mrnd.random() < 0.5:
