@@ -118,18 +118,31 @@ class Resets:
                 self.by[op['args']['scope']].append(op)
             # an asynchronous standby promoted may lack raises of scopes of
             # external tokens (the terms of issued scopes are fenced by
-            # fence_older_timelines())
-            if op['op'] == 'fault' and op['args'].get('kind') == 'promote' and op['args'].get('mode') == 'async':
+            # fence_older_timelines()); so may a cluster restored from a dump
+            # of a standby whose replay was paused (a lossy move)
+            if lossy(op):
                 for sc in op['args'].get('external', []):
                     self.by[sc].append(op)
-        self.async_promotions = [op for op in hist if op['op'] == 'fault'
-                                 and op['args'].get('kind') == 'promote' and op['args'].get('mode') == 'async']
+        self.async_promotions = [op for op in hist if lossy(op)]
         # any promotion may lose a raise that no client saw acknowledged,
         # and a read may have seen it: PostgreSQL makes a commit visible on
         # the primary before the synchronous standby confirms it (and after
         # a crash, recovery replays commits the standby never confirmed)
         self.promotions = [op for op in hist if op['op'] == 'fault'
-                           and op['args'].get('kind') == 'promote']
+                           and (op['args'].get('kind') == 'promote' or lossy(op))]
+
+
+def lossy(op):
+    """A fault after which the primary may lack commits that were
+    acknowledged: an asynchronous promotion, or a move (dump_restore) whose
+    dump came from a standby with its replay paused (hist.py move_source).
+    A move from the primary, or from a standby that replayed everything
+    first, loses nothing and excuses nothing."""
+    if op['op'] != 'fault':
+        return False
+    if op['args'].get('kind') == 'promote':
+        return op['args'].get('mode') == 'async'
+    return bool(op['args'].get('lossy'))
 
 
 def sweep(items, queries, excusers):
@@ -327,7 +340,25 @@ def summary(hist):
             k = op['args'].get('kind', '?')
             if k == 'promote':
                 k += '-' + op['args'].get('mode', '?') + ('-lagging' if op['args'].get('lagging') else '')
+                if op['args'].get('after_move'):
+                    k += '-right-after-a-move' + ('-stopped' if op['args'].get('standby_was') == 'stopped' else '')
+                    if op['args'].get('clock_state') == 'moves':
+                        c['move:promoted standby had missed the claim of the clock'] += 1
             c['fault:' + k + ('' if op['result'] == 'ok' else '(' + op['result'] + ')')] += 1
+            # how the moves were made (hist.py dump_restore, upgrade, moved)
+            a = op['args']
+            if a.get('fenced_older_converged') is False:
+                c['finding:fence_older_timelines() still lifting after 4 calls (' + k + ')'] += 1
+            if k in ('dump_restore', 'upgrade', 'upgrade_major') and op['result'] == 'ok':
+                if a.get('source') == 'standby':
+                    c['move:dump of the standby' + (' (replay paused: lossy)' if a.get('lossy') else '')] += 1
+                if a.get('mode'):
+                    c['move:pg_upgrade ' + a['mode']] += 1
+                if a.get('standby_made'):
+                    c['move:new standby made ' + a['standby_made']
+                      + ('' if a.get('standby_ok') else ' (failed)')] += 1
+                if 'fenced_older' in a:
+                    c['move:fence_older_timelines() after it'] += 1
         elif op['op'] == 'reset_mark':
             c['fault:reset_mark' + ('' if op['result'] == 'ok' else '(' + op['result'] + ')')] += 1
         else:
@@ -424,6 +455,26 @@ def self_test():
         _op('m', 'next_epoch', {'scope': 'f'}, 1, 2, value=5),
         _op('n', 'fault', {'kind': 'promote', 'mode': 'async', 'external': []}, 3, 4),
         _op('final', 'read_mark', {'scope': 'f'}, 5, 6, value=4)], _audit(), {'I2'}))
+    cases.append(('I2: a scope lost by a move from a paused standby (no violation)', [
+        _op('m', 'next_epoch', {'scope': 'f'}, 1, 2, value=5),
+        _op('n', 'fault', {'kind': 'dump_restore', 'source': 'standby', 'lossy': True, 'external': []}, 3, 4),
+        _op('final', 'read_mark', {'scope': 'f'}, 5, 6)], _audit(), set()))
+    cases.append(('I2: a scope lost by a move from the primary', [
+        _op('m', 'next_epoch', {'scope': 'f'}, 1, 2, value=5),
+        _op('n', 'fault', {'kind': 'dump_restore', 'source': 'primary'}, 3, 4),
+        _op('final', 'read_mark', {'scope': 'f'}, 5, 6)], _audit(), {'I2'}))
+    cases.append(('I2: an external raise lost by a lossy move (no violation)', [
+        _op('c0', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=3),
+        _op('n', 'fault', {'kind': 'dump_restore', 'source': 'standby', 'lossy': True, 'external': ['x']}, 3, 4),
+        _op('m', 'read_mark', {'scope': 'x'}, 5, 6, value=3)], _audit(), set()))
+    cases.append(('I2: an external raise lost by a move from a standby that caught up', [
+        _op('c0', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=3),
+        _op('n', 'fault', {'kind': 'dump_restore', 'source': 'standby', 'external': ['x']}, 3, 4),
+        _op('m', 'read_mark', {'scope': 'x'}, 5, 6, value=3)], _audit(), {'I2'}))
+    cases.append(('I1: a term after a lossy move not above one before it', [
+        _op('c0', 'next_epoch', {'scope': 's'}, 1, 2, value=7),
+        _op('n', 'fault', {'kind': 'dump_restore', 'source': 'standby', 'lossy': True, 'external': []}, 3, 4),
+        _op('c1', 'next_epoch', {'scope': 's'}, 5, 6, value=7)], _audit(), {'I1'}))
     cases.append(('I3: a stale write committed', [
         _op('c0', 'next_epoch', {'scope': 's'}, 1, 2, value=1),
         _op('c1', 'next_epoch', {'scope': 's'}, 3, 4, value=2),
@@ -454,6 +505,12 @@ def self_test():
         {'audit': [], 'tables': {'w_s': [[1, 'r', 1]]}}, {'I5'}))
     cases.append(('LOST: an acknowledged write missing', [
         _w('c0', 's', 1, 1, 2, sid='l')], _audit(), {'LOST'}))
+    cases.append(('LOST: an acknowledged write lost by a lossy move (no violation)', [
+        _w('c0', 's', 1, 1, 2, sid='l'),
+        _op('n', 'fault', {'kind': 'dump_restore', 'source': 'standby', 'lossy': True}, 3, 4)], _audit(), set()))
+    cases.append(('LOST: an acknowledged write lost by a move from the primary', [
+        _w('c0', 's', 1, 1, 2, sid='l'),
+        _op('n', 'fault', {'kind': 'upgrade', 'mode': '--copy'}, 3, 4)], _audit(), {'LOST'}))
     cases.append(('LOST: not with synchronous_commit off', [
         _w('c0', 's', 1, 1, 2, sid='l', sync_off=True)], _audit(), set()))
     cases.append(("I2: a row's token went down", [

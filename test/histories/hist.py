@@ -17,10 +17,13 @@
 #     kill -9 of a backend, kill -9 of the postmaster and a restart, a fast
 #     restart, alter_scope_owner, revoke/grant, reset_mark by a superuser,
 #     ALTER EXTENSION UPDATE from 1.4 (half the seeds); with --standby, the
-#     promotion of a streaming standby (sync, async, async and lagging),
-#     without, a move into a new cluster by pg_dump/pg_restore or pg_upgrade
-#     (with --upgrade-to BINDIR, once, pg_upgrade to that newer major version;
-#     every later fault then runs its programs: DIR/bindir names them)
+#     promotion of a streaming standby (sync, async, async and lagging);
+#     a move into a new cluster by pg_dump/pg_restore or pg_upgrade (--link
+#     or copy; with --upgrade-to BINDIR, once, pg_upgrade to that newer major
+#     version, 17 or 18; every later fault then runs its programs: DIR/bindir
+#     names them); with --standby the moved cluster gets a standby of its own
+#     (DIR/standby names it), made before or after its first term, and a dump
+#     may come from the standby (caught up, or with its replay paused: lossy)
 #     (and, with --sabotage, unprotect() of one table: the fence defeated
 #     without any C change, so that the checker must report violations);
 #     with --citus (a coordinator on --port and workers on --workers, made by
@@ -605,16 +608,226 @@ def make_standby(a, data, port, source_port=None):
         return False
     with open(os.path.join(path, 'postgresql.auto.conf'), 'a') as f:
         f.write("port = %d\n" % port)
+        # a synchronous run: the standby, once promoted, waits for its own
+        # standby as its primary did (a moved cluster's standby copies a
+        # configuration that has no synchronous standby yet: without this,
+        # its promotion runs asynchronously and a later failover loses
+        # acknowledged commits, seed 304)
+        if a.standby == 'sync':
+            f.write("synchronous_standby_names = '*'\n")
     return start_server(a, data)
 
 
-def dump_restore(a, h, rnd, conn, n):
+def pconn(a, port, timeout=60.0):
+    """A superuser's connection to the server on port (primary or standby)."""
+    end = now() + timeout
+    while True:
+        try:
+            return psycopg.connect('host=%s port=%d dbname=postgres user=postgres '
+                                   'application_name=hist-nemesis connect_timeout=5' % (a.host, port),
+                                   autocommit=True)
+        except psycopg.Error:
+            if now() > end:
+                raise
+            time.sleep(0.2)
+
+
+def fence_older(c, calls=4):
+    """fence_older_timelines() called until it returns 0 (operations.md), at
+    most calls times: (scopes lifted, converged).  On a moved cluster whose
+    clock is not claimed yet (no term since the move) it does not converge:
+    the floor it lifts to is the band the next term would claim, which rises
+    with the time since the old claim, so every call lifts every 'issued'
+    scope again (docs/histories.md, Findings)."""
+    raised = 0
+    for _ in range(calls):
+        k = c.execute('SELECT fencing.fence_older_timelines()').fetchone()[0]
+        raised += k
+        if k == 0:
+            return raised, True
+    return raised, False
+
+
+def own_conf(a, d, port):
+    """The moved cluster's own settings, after the old one's: its port (the
+    old primary's), no synchronous standby until it has one of its own (the
+    retired cluster's standby confirms nothing), no upstream."""
+    with open(os.path.join(a.dir, d, 'postgresql.auto.conf'), 'a') as f:
+        f.write("port = %d\nsynchronous_standby_names = ''\nprimary_conninfo = ''\n" % port)
+    return 0
+
+
+def move_source(a, mrnd, args):
+    """Where a dump comes from.  With a standby, half the time from the
+    standby (hot), and half of those with its replay paused 0.5-3 s while
+    the clients go on: what it had not replayed is not in the dump, as after
+    an asynchronous failover (the move is then 'lossy': the checker excuses
+    what it lost as it does an asynchronous promotion's losses).  Returns
+    the retired cluster's standby (data directory, port) or None."""
+    if a.standby == 'none':
+        return None
+    sb = standby_of(a)
+    if not postmaster_pid(a, sb[0]):
+        args['standby'] = 'down'
+        return sb
+    if mrnd is None or mrnd.random() >= 0.5:
+        return sb
+    args['source'] = 'standby'
+    if mrnd.random() < 0.5:
+        lag = mrnd.uniform(0.5, 3.0)
+        try:
+            c = pconn(a, sb[1], timeout=10)
+            c.execute('SELECT pg_catalog.pg_wal_replay_pause()')
+            c.close()
+            args.update(lagging=round(lag, 2), lossy=True, external=EXTERNAL)
+            time.sleep(lag)
+        except psycopg.Error as e:
+            args['pause_error'] = str(e)[:200]
+    return sb
+
+
+def caught_up(a, port, sb):
+    """The standby replayed all the primary wrote (its sessions ended by the
+    restart before): a dump of the standby then holds every acknowledged
+    commit."""
+    c = pconn(a, port)
+    lsn = c.execute('SELECT pg_catalog.pg_current_wal_lsn()::text').fetchone()[0]
+    c.close()
+    sc = pconn(a, sb[1])
+    end = now() + 60
+    try:
+        while now() < end:
+            if sc.execute('SELECT pg_catalog.pg_last_wal_replay_lsn() OPERATOR(pg_catalog.>=) %s::pg_lsn',
+                          (lsn,)).fetchone()[0]:
+                return 0
+            time.sleep(0.1)
+        return 1
+    finally:
+        sc.close()
+
+
+def revive_standby(a, sb, args):
+    """A move that failed before the new cluster ran: the old standby goes
+    on (started again, its replay resumed); nothing was lost."""
+    for k in ('lossy', 'external'):
+        args.pop(k, None)
+    if not sb:
+        return
+    try:
+        if postmaster_pid(a, sb[0]) and pg_ctl(a, 'status', data=sb[0]) == 0:
+            c = pconn(a, sb[1], timeout=10)
+            c.execute('SELECT pg_catalog.pg_wal_replay_resume()')
+            c.close()
+        else:
+            start_server(a, sb[0])
+    except psycopg.Error:
+        pass
+
+
+def first_term(a, port, timeout=10.0):
+    """Waits until the moved cluster's clock is claimed (the first term
+    there: a client's, the monitor's, or fence_older_timelines()'s);
+    False if it did not happen in time (or a 1.4 install has no
+    clock_state())."""
+    end = now() + timeout
+    try:
+        c = pconn(a, port, timeout=timeout)
+        try:
+            while now() < end:
+                if c.execute('SELECT state FROM fencing.clock_state()').fetchone()[0] == 'claimed':
+                    return True
+                time.sleep(0.1)
+        finally:
+            c.close()
+    except psycopg.Error:
+        time.sleep(max(0.0, end - now()))
+    return False
+
+
+def moved(a, h, rnd, mrnd, args, new_d, port, sb, n):
+    """The moved cluster is published to the clients.  First, always after a
+    lossy move and else half the time, fence_older_timelines() (runbook
+    step 6: every term of the old cluster fenced).  With a standby, the
+    moved cluster gets a streaming standby of its own on the retired
+    standby's port, made before the clients come back (before the first
+    term) or once the first term was taken there; in an asynchronous run
+    half of the 'before' standbys are stopped or get their WAL receiver
+    frozen before the clients come back, and, the first term taken, the
+    primary dies and that standby (which missed, or may have missed, the
+    move's claim of the clock) is promoted: returns (what it was, when the
+    clients came back) for the caller's promote()."""
+    if mrnd is None:
+        mrnd = rnd
+    if args.get('lossy') or mrnd.random() < 0.5:
+        c = pconn(a, port)
+        c.execute("SET statement_timeout = '60s'")
+        args['fenced_older'], args['fenced_older_converged'] = fence_older(c)
+        c.close()
+    if not sb:
+        set_primary(a, new_d, port)
+        return
+    new_sb = 'data-s%d' % n
+    when = mrnd.choice(['before', 'after'])
+    args['standby_made'] = when + ' the first term'
+
+    def standby():
+        ok = make_standby(a, new_sb, sb[1], source_port=port)
+        set_standby(a, new_sb, sb[1])
+        args['standby_ok'] = ok
+        if ok and a.standby == 'sync':
+            c = pconn(a, port)
+            c.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+            c.execute('SELECT pg_catalog.pg_reload_conf()')
+            c.close()
+        return ok
+    frozen = None
+    if when == 'before':
+        if standby() and a.standby == 'async' and mrnd.random() < 0.5:
+            if mrnd.random() < 0.5:
+                # down (stopped) while the first term claims the clock: it
+                # surely misses the claim
+                if pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'stop', data=new_sb) == 0:
+                    frozen = 'stopped'
+            else:
+                # its WAL receiver frozen: what the primary sent meanwhile
+                # is read only as the primary dies (it may have the claim)
+                try:
+                    c = pconn(a, sb[1], timeout=10)
+                    r = c.execute('SELECT pid FROM pg_catalog.pg_stat_wal_receiver').fetchone()
+                    c.close()
+                    if r and r[0]:
+                        frozen = r[0]
+                        os.kill(frozen, signal.SIGSTOP)
+                except (psycopg.Error, OSError) as e:
+                    args['freeze_error'] = str(e)[:200]
+            if frozen:
+                args['standby_then'] = 'stopped' if frozen == 'stopped' else 'wal receiver frozen'
+
+        published = now()
+        set_primary(a, new_d, port)
+        if frozen:
+            args['first_term_seen'] = first_term(a, port)
+            time.sleep(mrnd.uniform(0.0, 1.5))
+            args['then_promoted'] = True
+            return frozen, published
+        return
+    set_primary(a, new_d, port)
+    args['first_term_seen'] = first_term(a, port)
+    standby()
+
+
+def dump_restore(a, h, rnd, conn, n, mrnd=None):
     """The database moves to a new cluster with pg_dump and pg_restore (the
     roles with pg_dumpall --globals-only): the clients are shut out and every
-    session ended first, so everything acknowledged is in the dump; the new
-    cluster (timeline 1, a new system identifier) takes the same port."""
+    session ended first, so everything acknowledged is in the dump (unless
+    the dump comes from a standby whose replay was paused: move_source); the
+    new cluster (timeline 1, a new system identifier) takes the primary's
+    port, and with a standby gets one of its own (moved())."""
     inv = now()
+    args = {'kind': 'dump_restore', 'source': 'primary'}
     old_d, port = primary(a)
+    sb = move_source(a, mrnd, args)
+    src_port = sb[1] if args['source'] == 'standby' else port
     set_primary(a, 'none', 0)
     conn.close()
     time.sleep(0.5)
@@ -622,31 +835,55 @@ def dump_restore(a, h, rnd, conn, n):
     dump = os.path.join(a.dir, 'db.dump')
     glob_ = os.path.join(a.dir, 'globals.sql')
     conn_args = ['-h', a.host, '-p', str(port), '-U', 'postgres']
+    src_args = ['-h', a.host, '-p', str(src_port), '-U', 'postgres']
     steps = [
         ('restart', lambda: pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'restart', data=old_d)),
-        ('globals', lambda: as_pg(a, ['pg_dumpall', '--globals-only', '-f', glob_] + conn_args)),
-        ('dump', lambda: as_pg(a, ['pg_dump', '-Fc', '-f', dump, '-d', 'postgres'] + conn_args)),
+        ('globals', lambda: as_pg(a, ['pg_dumpall', '--globals-only', '-f', glob_] + src_args)),
+        ('dump', lambda: as_pg(a, ['pg_dump', '-Fc', '-f', dump, '-d', 'postgres'] + src_args)),
         ('stop', lambda: pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'stop', data=old_d)),
         ('initdb', lambda: as_pg(a, ['initdb', '-D', os.path.join(a.dir, new_d), '-A', 'trust',
                                      '-U', 'postgres', '--no-sync'])),
         ('conf', lambda: as_pg(a, ['cp', os.path.join(a.dir, old_d, 'postgresql.conf'),
                                    os.path.join(a.dir, old_d, 'postgresql.auto.conf'),
                                    os.path.join(a.dir, new_d)])),
+        ('own_conf', lambda: own_conf(a, new_d, port)),
         ('start', lambda: 0 if start_server(a, new_d) else 1),
         ('roles', lambda: as_pg(a, ['psql', '-X', '-q', '-f', glob_, '-d', 'postgres'] + conn_args) and 0),
         ('restore', lambda: as_pg(a, ['pg_restore', '-d', 'postgres', '--exit-on-error', dump] + conn_args)),
     ]
+    if args['source'] == 'standby' and not args.get('lagging'):
+        steps.insert(1, ('caught_up', lambda: caught_up(a, port, sb)))
+    if sb:
+        # the retired cluster's standby: stopped once the dump is taken
+        steps.insert([s[0] for s in steps].index('initdb'),
+                     ('stop_standby', lambda: pg_ctl(a, '-m', 'immediate', '-w', '-t', '60', 'stop', data=sb[0])
+                      if postmaster_pid(a, sb[0]) else 0))
     for name, step in steps:
-        rc = step()
+        try:
+            rc = step()
+        except psycopg.Error as e:
+            rc = str(e)[:200]
         if rc != 0:
+            args.update(step=name, rc=rc)
             # leave a working primary behind: the new one if it runs, else the old
             if name in ('restore', 'roles'):
-                set_primary(a, new_d, port)
-            else:
-                pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'stop', data=new_d)
-                start_server(a, old_d)
-                set_primary(a, old_d, port)
-            return h.rec('fault', {'kind': 'dump_restore', 'step': name, 'rc': rc}, inv, 'fail')
+                try:
+                    frozen = moved(a, h, rnd, mrnd, args, new_d, port, sb, n)
+                except psycopg.Error:
+                    set_primary(a, new_d, port)
+                    frozen = None
+                if sb:
+                    subprocess.run(['rm', '-rf', os.path.join(a.dir, sb[0])])
+                r = h.rec('fault', args, inv, 'fail')
+                if frozen:
+                    promote(a, h, rnd, None, frozen=frozen[0], after_move=frozen[1])
+                return r
+            pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'stop', data=new_d)
+            subprocess.run(['rm', '-rf', os.path.join(a.dir, new_d)])
+            start_server(a, old_d)
+            revive_standby(a, sb, args)
+            set_primary(a, old_d, port)
+            return h.rec('fault', args, inv, 'fail')
     # Scope owners and grantees are role OIDs, which the new cluster gave
     # out anew: every scope is owned by, and granted to, a number that is no
     # role (or, later, some other role).  fencing.health says so; repair as
@@ -666,26 +903,35 @@ def dump_restore(a, h, rnd, conn, n):
             for pr in ('lead', 'write'):
                 c.execute("SELECT fencing.grant_scope(%s, %s, 'app')", (sc, pr))
         c.close()
+        args.update(to=new_d, health_dangling_roles=dangling, scopes_repaired=repaired)
+        frozen = moved(a, h, rnd, mrnd, args, new_d, port, sb, n)
     except psycopg.Error as e:
         set_primary(a, new_d, port)
-        return h.rec('fault', {'kind': 'dump_restore', 'step': 'repair'}, inv, 'fail', msg=str(e))
-    set_primary(a, new_d, port)
+        args.update(step='repair')
+        return h.rec('fault', args, inv, 'fail', msg=str(e))
     subprocess.run(['rm', '-rf', os.path.join(a.dir, old_d)])
-    return h.rec('fault', {'kind': 'dump_restore', 'to': new_d, 'health_dangling_roles': dangling,
-                           'scopes_repaired': repaired}, inv, 'ok')
+    if sb:
+        subprocess.run(['rm', '-rf', os.path.join(a.dir, sb[0])])
+    r = h.rec('fault', args, inv, 'ok')
+    if frozen:
+        promote(a, h, rnd, None, frozen=frozen[0], after_move=frozen[1])
+    return r
 
 
-def upgrade(a, h, rnd, conn, n, to=None):
-    """pg_upgrade --link into a new cluster: of the same major version (the
-    binary-upgrade path, timeline 1 again, a new system identifier), or,
-    with to (a bindir), of that newer major version (--upgrade-to: the move
-    operations.md's runbook describes; afterwards every fault runs the new
-    version's programs, and later upgrades stay on it).  Like a move by
-    dump: the clients shut out and every session ended first; the prepared
-    transactions left are rolled back (pg_upgrade refuses them; their writes
-    were recorded unknown)."""
+def upgrade(a, h, rnd, conn, n, to=None, mrnd=None):
+    """pg_upgrade (--link or --copy, at random) into a new cluster: of the
+    same major version (the binary-upgrade path, timeline 1 again, a new
+    system identifier), or, with to (a bindir), of that newer major version
+    (--upgrade-to: the move operations.md's runbook describes; afterwards
+    every fault runs the new version's programs, and later upgrades stay on
+    it).  Like a move by dump: the clients shut out and every session ended
+    first; the prepared transactions left are rolled back (pg_upgrade
+    refuses them; their writes were recorded unknown); with a standby, the
+    retired cluster's standby is stopped and the new cluster gets one of its
+    own (moved())."""
     inv = now()
     old_d, port = primary(a)
+    sb = standby_of(a) if a.standby != 'none' else None
     set_primary(a, 'none', 0)
     conn.close()
     time.sleep(0.5)
@@ -694,8 +940,10 @@ def upgrade(a, h, rnd, conn, n, to=None):
         ['sh', '-c', 'command -v pg_ctl'], capture_output=True, text=True).stdout.strip())
     new_bin = to or old_bin
     kind = 'upgrade' if new_bin == old_bin else 'upgrade_major'
+    # (copy is pg_upgrade's default: 15 has no --copy option)
+    mode = mrnd.choice(['--link', 'copy']) if mrnd else '--link'
     gids = []
-    info = {'checksums': 'off', 'attver': 0, 'from_version': None, 'ext': None}
+    info = {'checksums': 'off', 'attver': 0, 'from_version': None, 'ext': None, 'mode': mode}
 
     def prepared():
         c = connect(a, 'postgres', 'hist-nemesis', timeout=60, port=port)
@@ -704,11 +952,12 @@ def upgrade(a, h, rnd, conn, n, to=None):
             gids.append(g)
         info['checksums'] = c.execute('SHOW data_checksums').fetchone()[0]
         info['from_version'] = c.execute('SHOW server_version').fetchone()[0]
-        if kind == 'upgrade_major':
+        if kind == 'upgrade_major' and major_of(new_bin) >= 18:
             # Debian's PostgreSQL 15 stamps an attribute option pg_attver on
-            # the columns it creates, which a newer server refuses: pg_upgrade
-            # fails on any table (test/tap/016_upgrade_major.pl).  Cleared in
-            # the catalog, only that option, only on the relations carried over.
+            # the columns it creates, which 18 refuses: pg_upgrade fails on
+            # any table (test/tap/016_upgrade_major.pl; 17 accepts it).
+            # Cleared in the catalog, only that option, only on the relations
+            # carried over.
             info['attver'] = c.execute(r"""
                 UPDATE pg_catalog.pg_attribute a
                    SET attoptions = NULLIF(ARRAY(
@@ -745,6 +994,9 @@ def upgrade(a, h, rnd, conn, n, to=None):
             'SELECT severity, "check", object FROM fencing.health')]
         c.close()
         return 0
+    # pg_upgrade's own servers run on a port of their own: the standby's
+    # (stopped by then), or the second port
+    uport = sb[1] if sb else a.port2
     steps = [
         ('restart', lambda: pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'restart', data=old_d)),
         ('prepared', prepared),
@@ -752,54 +1004,107 @@ def upgrade(a, h, rnd, conn, n, to=None):
         ('initdb', initdb),
         ('conf', lambda: as_pg(a, ['cp', os.path.join(a.dir, old_d, 'postgresql.conf'),
                                    os.path.join(a.dir, new_d)])),
-        ('pg_upgrade', lambda: as_pg(a, ['pg_upgrade', '--link', '-U', 'postgres', '-b', old_bin, '-B', new_bin,
+        ('own_conf', lambda: own_conf(a, new_d, port)),
+        ('pg_upgrade', lambda: as_pg(a, ['pg_upgrade'] + ([mode] if mode == '--link' else []) + ['-U', 'postgres', '-b', old_bin, '-B', new_bin,
                                          '-d', os.path.join(a.dir, old_d), '-D', os.path.join(a.dir, new_d),
-                                         '-p', str(a.port2), '-P', str(a.port2), '-s', a.dir],
+                                         '-p', str(uport), '-P', str(uport), '-s', a.dir],
                                      bin_dir=new_bin, log='pg_upgrade.log')),
         ('start', lambda: 0 if start_server(a, new_d, bin_dir=new_bin) else 1),
     ]
-    if kind == 'upgrade_major':
-        steps.append(('update', update))
+    if sb:
+        steps.insert(3, ('stop_standby', lambda: pg_ctl(a, '-m', 'immediate', '-w', '-t', '60', 'stop',
+                                                         data=sb[0]) if postmaster_pid(a, sb[0]) else 0))
+    # runbook step 5, for every pg_upgrade (the same version too): a 1.4
+    # install is updated before the first term (as 1.4 it would issue in the
+    # band of timeline 1 again, which pg_upgrade starts on: after a failover
+    # that lost terms, terms already returned (seed 601))
+    steps.append(('update', update))
+    args = {'kind': kind}
+    frozen = None
     for name, step in steps:
         try:
             rc = step()
         except psycopg.Error as e:
-            rc = str(e)
+            rc = str(e)[:200]
         if rc != 0:
-            if name in ('pg_upgrade', 'start', 'initdb', 'conf'):
+            args.update(step=name, rc=rc)
+            if name in ('pg_upgrade', 'start', 'initdb', 'conf', 'own_conf', 'stop_standby'):
                 subprocess.run(['rm', '-rf', os.path.join(a.dir, new_d)])
                 # --link: the old cluster is usable until the new one started
                 start_server(a, old_d, bin_dir=old_bin)
+                revive_standby(a, sb, args)
             elif name == 'update':
                 # the new server runs: it is the primary now
                 set_bindir(a, new_bin)
-                set_primary(a, new_d, port)
+                try:
+                    frozen = moved(a, h, rnd, mrnd, args, new_d, port, sb, n)
+                except psycopg.Error:
+                    set_primary(a, new_d, port)
                 subprocess.run(['rm', '-rf', os.path.join(a.dir, old_d)])
-                return h.rec('fault', {'kind': kind, 'step': name, 'rc': rc}, inv, 'fail')
+                if sb:
+                    subprocess.run(['rm', '-rf', os.path.join(a.dir, sb[0])])
+                r = h.rec('fault', args, inv, 'fail')
+                if frozen:
+                    promote(a, h, rnd, None, frozen=frozen[0], after_move=frozen[1])
+                return r
             set_primary(a, old_d, port)
-            return h.rec('fault', {'kind': kind, 'step': name, 'rc': rc}, inv, 'fail')
+            return h.rec('fault', args, inv, 'fail')
     set_bindir(a, new_bin)
-    set_primary(a, new_d, port)
+    args.update(to=new_d, rolled_back_prepared=gids, bindir=new_bin, **info)
+    try:
+        frozen = moved(a, h, rnd, mrnd, args, new_d, port, sb, n)
+    except psycopg.Error as e:
+        set_primary(a, new_d, port)
+        args.update(step='moved', rc=str(e)[:200])
+        return h.rec('fault', args, inv, 'fail')
     subprocess.run(['rm', '-rf', os.path.join(a.dir, old_d)])
-    return h.rec('fault', {'kind': kind, 'to': new_d, 'rolled_back_prepared': gids,
-                           'bindir': new_bin, **info}, inv, 'ok')
+    if sb:
+        subprocess.run(['rm', '-rf', os.path.join(a.dir, sb[0])])
+    r = h.rec('fault', args, inv, 'ok')
+    if frozen:
+        promote(a, h, rnd, None, frozen=frozen[0], after_move=frozen[1])
+    return r
 
 
 def standby_of(a):
-    d, p = primary(a)
-    return ('data2', a.port2) if d == 'data' else ('data', a.port)
+    """(data directory, port) of the streaming standby: DIR/standby, kept by
+    the promotions and the moves (a moved cluster gets a standby of its own)."""
+    try:
+        with open(os.path.join(a.dir, 'standby')) as f:
+            d, p = f.read().split()
+            return d, int(p)
+    except (OSError, ValueError):
+        d, p = primary(a)
+        return ('data2', a.port2) if d == 'data' else ('data', a.port)
 
 
-def promote(a, h, rnd, conn):
+def set_standby(a, d, port):
+    tmp = os.path.join(a.dir, 'standby.tmp')
+    with open(tmp, 'w') as f:
+        f.write('%s %d\n' % (d, port))
+    os.rename(tmp, os.path.join(a.dir, 'standby'))
+
+
+def promote(a, h, rnd, conn, frozen=None, after_move=None):
     """The primary dies (kill -9), the standby is promoted; a new standby is
-    made from it; fence_older_timelines() runs; then the clients follow."""
+    made from it; fence_older_timelines() runs; then the clients follow.
+    frozen: the pid of the standby's WAL receiver, stopped already (a move
+    made the standby, froze it and waited for the new cluster's first term:
+    the standby may have missed the claim of the clock)."""
     inv = now()
     old_d, old_p = primary(a)
     new_d, new_p = standby_of(a)
-    if not postmaster_pid(a, new_d):
+    if not postmaster_pid(a, new_d) and frozen != 'stopped':
+        if frozen:
+            os.kill(frozen, signal.SIGCONT)
         return h.rec('fault', {'kind': 'promote', 'mode': a.standby}, inv, 'fail', msg='no standby')
     lag = None
-    if a.standby == 'async' and rnd.random() < 0.5:
+    r = None
+    if frozen == 'stopped':
+        lag = round(max(0.01, now() - (after_move or now())), 2)
+    elif frozen:
+        r, lag = (frozen,), round(max(0.01, now() - (after_move or now())), 2)
+    elif a.standby == 'async' and rnd.random() < 0.5:
         # a lagging standby: its WAL receiver is frozen while the primary
         # goes on, then the primary dies: what was not received is lost
         try:
@@ -815,14 +1120,19 @@ def promote(a, h, rnd, conn):
             h.rec('fault', {'kind': 'lag', 'error': str(e)}, now(), 'fail')
             r = lag = None
     pid = postmaster_pid(a, old_d)
-    conn.close()
+    if conn is not None:
+        conn.close()
     set_primary(a, 'none', 0)          # nobody connects until the new one is published
     if pid:
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-    if lag:
+    if frozen == 'stopped':
+        # the standby, down since before the move's first term, comes up
+        # (its primary dead: it has what it had) and is promoted
+        start_server(a, new_d)
+    elif lag:
         os.kill(r[0], signal.SIGCONT)
     rc = pg_ctl(a, '-w', '-t', '60', 'promote', data=new_d)
     if a.standby == 'sync':
@@ -831,6 +1141,7 @@ def promote(a, h, rnd, conn):
         set_primary(a, new_d, new_p)
     time.sleep(1.0)                 # the old primary's backends see it died
     ok = rc == 0 and make_standby(a, old_d, old_p, source_port=new_p)
+    set_standby(a, old_d, old_p)
     raised = 0
     try:
         # an asynchronous standby may have missed raises: every term of the
@@ -847,17 +1158,24 @@ def promote(a, h, rnd, conn):
                 c.execute("ROLLBACK PREPARED '%s'" % g)
             except psycopg.Error:
                 pass        # its client, back already (synchronous: at once), ended it
-        while True:
-            n = c.execute('SELECT fencing.fence_older_timelines()').fetchone()[0]
-            raised += n
-            if n == 0:
-                break
+        try:
+            # 'moves' here: the promoted standby never saw the moved cluster's
+            # claim of the clock (its next term claims it again)
+            clock = c.execute('SELECT state FROM fencing.clock_state()').fetchone()[0]
+        except psycopg.Error:
+            clock = None        # 1.4: no clock_state()
+        raised, converged = fence_older(c)
         tl = c.execute('SELECT timeline FROM fencing.clock_timeline()').fetchone()[0]
         c.close()
         set_primary(a, new_d, new_p)
     except psycopg.Error as e:
         return h.rec('fault', {'kind': 'promote', 'mode': a.standby}, inv, 'fail', msg=str(e))
     return h.rec('fault', {'kind': 'promote', 'mode': a.standby, 'lagging': lag, 'timeline': tl,
+                           'after_move': bool(frozen), 'from': old_d, 'to': new_d,
+                           'clock_state': clock,
+                           'standby_was': ('stopped' if frozen == 'stopped' else
+                                           'wal receiver frozen' if frozen else None),
+                           'fenced_older_converged': converged,
                            'rolled_back_prepared': gids,
                            'fenced_older': raised, 'external': EXTERNAL}, inv, 'ok' if ok else 'fail')
 
@@ -877,14 +1195,21 @@ def nemesis(a, client_pids):
         kinds += ['citus_disable_activate', 'citus_disable_activate', 'citus_remove_add',
                   'citus_remove_add', 'citus_move', 'citus_move', 'citus_move']
     elif a.standby != 'none':
-        kinds += ['promote']
+        # with a standby the moves too: the moved cluster gets a standby of
+        # its own, which a later promote fails over to
+        kinds += ['promote', 'dump_restore', 'upgrade']
     else:
         kinds += ['dump_restore', 'upgrade']
     moves = 0
     # --upgrade-to: the move to the newer major version, once, at a seeded
     # time (a Random of its own: the other choices replay as without it)
     major_at = (now() + a.seconds * random.Random(a.seed * 1000 + 998).uniform(0.25, 0.5)
-                if a.upgrade_to and a.standby == 'none' else None)
+                if a.upgrade_to else None)
+    # the moves' own choices (the dump's source, a paused standby, --link or
+    # --copy, the new standby before or after the first term, a failover right
+    # after the move): a Random of their own, so that the other faults'
+    # choices replay as before
+    mrnd = random.Random(a.seed * 1000 + 997)
     weights = [k for k in kinds if a.faults == 'all' or k in a.faults.split(',')]
     time.sleep(rnd.uniform(1, 3))
     while now() < end - 3:
@@ -919,7 +1244,7 @@ def nemesis(a, client_pids):
             major_at = None
             moves += 1
             try:
-                upgrade(a, h, rnd, conn, moves, to=a.upgrade_to)
+                upgrade(a, h, rnd, conn, moves, to=a.upgrade_to, mrnd=mrnd)
             except (psycopg.Error, OSError) as e:
                 h.rec('fault', {'kind': 'upgrade_major'}, now(), 'fail', msg=str(e))
             continue
@@ -965,10 +1290,10 @@ def nemesis(a, client_pids):
                 citus_move(a, h, rnd, conn)
             elif kind == 'dump_restore':
                 moves += 1
-                dump_restore(a, h, rnd, conn, moves)
+                dump_restore(a, h, rnd, conn, moves, mrnd=mrnd)
             elif kind == 'upgrade':
                 moves += 1
-                upgrade(a, h, rnd, conn, moves)
+                upgrade(a, h, rnd, conn, moves, mrnd=mrnd)
             elif kind == 'alter_owner':
                 s = rnd.choice(SCOPES)
                 new = rnd.choice(['owner_a', 'owner_b'])
@@ -1413,6 +1738,7 @@ def main():
             c.execute('SELECT pg_catalog.pg_reload_conf()')
         c.close()
         set_primary(a, 'data', a.port)
+        set_standby(a, 'data2', a.port2)
         if not make_standby(a, 'data2', a.port2):
             print('the standby did not start', file=sys.stderr)
             return 1
