@@ -635,10 +635,9 @@ def pconn(a, port, timeout=60.0):
 def fence_older(c, calls=4):
     """fence_older_timelines() called until it returns 0 (operations.md), at
     most calls times: (scopes lifted, converged).  On a moved cluster whose
-    clock is not claimed yet (no term since the move) it does not converge:
-    the floor it lifts to is the band the next term would claim, which rises
-    with the time since the old claim, so every call lifts every 'issued'
-    scope again (docs/histories.md, Findings)."""
+    clock was not claimed yet it did not converge before 1.5 claimed the
+    move there (docs/histories.md, Findings): a history where it still does
+    not is reported (finding:)."""
     raised = 0
     for _ in range(calls):
         k = c.execute('SELECT fencing.fence_older_timelines()').fetchone()[0]
