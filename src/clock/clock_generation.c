@@ -26,8 +26,13 @@
  * below the claimed one), the issuing transaction claims the clock: it
  * moves the generation to
  *     max(G_claim + T_claim (+ 1 when its bands are shifted, below),
- *         band of the highest term known + 1)
- * and inserts its claim, made durable with the term.  A claim by the same
+ *         band of the highest term known + 1) + 16
+ * (the source may have gone on for up to 16 timelines after the dump or the
+ * copy), its floor shifted by the microseconds since the claim was made, or
+ * since 2000-01-01 with terms but no claim (of two moves from one claim,
+ * the later one is above the terms the earlier one issued: a dump of a hot
+ * standby that lagged its primary's own move), and inserts its claim, made
+ * durable with the term.  A claim by the same
  * server on a higher timeline (a promotion) only records the timeline.
  *
  * The new band depends only on the data and the time, not on the
@@ -35,9 +40,10 @@
  * computes the same band or a later one and, on its higher timeline, issues
  * above it.  So does a concurrent claimer: the claim and the terms are read
  * with one snapshot, and two transactions that claim at once insert nearly
- * the same band, the later claim in force.  No claim waits for another (one left open in a transaction
- * would stall every scope's takeover); no claim row is ever updated or
- * deleted (a few rows a year: moves, promotions, confirmations).
+ * the same band, the later claim in force.  No claim waits for another (one
+ * left open in a transaction would stall every scope's takeover); no claim
+ * row is ever updated or deleted (a few rows a year: moves, promotions,
+ * confirmations).
  *
  * What no data can tell: a copy of the data directory itself (a file-system
  * snapshot, a VM snapshot, a base backup started without recovery) keeps the
