@@ -447,7 +447,8 @@ fence_reject_no_band(int64 timeline, int64 generation, int64 bands)
 			 errmsg("timeline %lld has no band of fencing terms in clock generation %lld",
 					(long long) timeline, (long long) generation),
 			 errdetail("Terms carry their band in their top bits: generation plus timeline minus 1 must be below %lld.",
-					   (long long) bands)));
+					   (long long) bands),
+			 errhint("No term was issued and nothing was written. Moves use a few bands each: a generation or a claim time this far off comes from a row of fencing.clock written by hand; a superuser compares its claims (SELECT * FROM fencing.clock ORDER BY claimed_at) with how the database was moved.")));
 	pg_unreachable();
 }
 
