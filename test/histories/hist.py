@@ -743,6 +743,19 @@ def first_term(a, port, timeout=10.0):
     return False
 
 
+def move_ended(a, h, rnd, args, inv, outcome, sb, frozen, retired=None):
+    """The end of a move: the retired data directories removed (the old
+    primary's, when given, and the retired cluster's standby), the fault
+    recorded, then the failover right after the move when one was armed
+    (moved())."""
+    for d in ([retired] if retired else []) + ([sb[0]] if sb else []):
+        subprocess.run(['rm', '-rf', os.path.join(a.dir, d)])
+    r = h.rec('fault', args, inv, outcome)
+    if frozen:
+        promote(a, h, rnd, None, frozen=frozen[0], after_move=frozen[1])
+    return r
+
+
 def moved(a, h, rnd, mrnd, args, new_d, port, sb, n):
     """The moved cluster is published to the clients.  First, always after a
     lossy move and else half the time, fence_older_timelines() (runbook
@@ -871,12 +884,7 @@ def dump_restore(a, h, rnd, conn, n, mrnd=None):
                 except psycopg.Error:
                     set_primary(a, new_d, port)
                     frozen = None
-                if sb:
-                    subprocess.run(['rm', '-rf', os.path.join(a.dir, sb[0])])
-                r = h.rec('fault', args, inv, 'fail')
-                if frozen:
-                    promote(a, h, rnd, None, frozen=frozen[0], after_move=frozen[1])
-                return r
+                return move_ended(a, h, rnd, args, inv, 'fail', sb, frozen)
             pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'stop', data=new_d)
             subprocess.run(['rm', '-rf', os.path.join(a.dir, new_d)])
             start_server(a, old_d)
@@ -908,13 +916,7 @@ def dump_restore(a, h, rnd, conn, n, mrnd=None):
         set_primary(a, new_d, port)
         args.update(step='repair')
         return h.rec('fault', args, inv, 'fail', msg=str(e))
-    subprocess.run(['rm', '-rf', os.path.join(a.dir, old_d)])
-    if sb:
-        subprocess.run(['rm', '-rf', os.path.join(a.dir, sb[0])])
-    r = h.rec('fault', args, inv, 'ok')
-    if frozen:
-        promote(a, h, rnd, None, frozen=frozen[0], after_move=frozen[1])
-    return r
+    return move_ended(a, h, rnd, args, inv, 'ok', sb, frozen, retired=old_d)
 
 
 def upgrade(a, h, rnd, conn, n, to=None, mrnd=None):
@@ -1039,13 +1041,7 @@ def upgrade(a, h, rnd, conn, n, to=None, mrnd=None):
                     frozen = moved(a, h, rnd, mrnd, args, new_d, port, sb, n)
                 except psycopg.Error:
                     set_primary(a, new_d, port)
-                subprocess.run(['rm', '-rf', os.path.join(a.dir, old_d)])
-                if sb:
-                    subprocess.run(['rm', '-rf', os.path.join(a.dir, sb[0])])
-                r = h.rec('fault', args, inv, 'fail')
-                if frozen:
-                    promote(a, h, rnd, None, frozen=frozen[0], after_move=frozen[1])
-                return r
+                return move_ended(a, h, rnd, args, inv, 'fail', sb, frozen, retired=old_d)
             set_primary(a, old_d, port)
             return h.rec('fault', args, inv, 'fail')
     set_bindir(a, new_bin)
@@ -1056,13 +1052,7 @@ def upgrade(a, h, rnd, conn, n, to=None, mrnd=None):
         set_primary(a, new_d, port)
         args.update(step='moved', rc=str(e)[:200])
         return h.rec('fault', args, inv, 'fail')
-    subprocess.run(['rm', '-rf', os.path.join(a.dir, old_d)])
-    if sb:
-        subprocess.run(['rm', '-rf', os.path.join(a.dir, sb[0])])
-    r = h.rec('fault', args, inv, 'ok')
-    if frozen:
-        promote(a, h, rnd, None, frozen=frozen[0], after_move=frozen[1])
-    return r
+    return move_ended(a, h, rnd, args, inv, 'ok', sb, frozen, retired=old_d)
 
 
 def standby_of(a):
