@@ -133,28 +133,37 @@ def conn_dead(c):
 
 
 # ------------------------------------------------------------------ setup
-SETUP = r"""
+ROLES = r"""
 CREATE ROLE app LOGIN;
 CREATE ROLE owner_a;
 CREATE ROLE owner_b;
 ALTER ROLE app SET idle_in_transaction_session_timeout = '3s';
 ALTER ROLE app SET statement_timeout = '15s';
-CREATE TABLE hist_audit (
+"""
+# The audit: a table the history's tables' triggers fill with every change
+# and the statement's tag; on Citus a local table on every node, filled by
+# its shards (a shard's name is its table's and "_<shard id>": stripped; no
+# history table's own name ends so).
+AUDIT_TABLE = r"""
+CREATE TABLE IF NOT EXISTS public.hist_audit (
     n bigserial PRIMARY KEY,
     tbl text NOT NULL, kind text NOT NULL, k int, payload text, tok bigint,
     stmt text, xid xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
     at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp());
-GRANT INSERT ON hist_audit TO app;
-GRANT USAGE ON SEQUENCE hist_audit_n_seq TO app;
-CREATE FUNCTION hist_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+GRANT INSERT ON public.hist_audit TO app;
+GRANT USAGE ON SEQUENCE public.hist_audit_n_seq TO app;
+"""
+AUDIT_FN = r"""
+CREATE FUNCTION public.hist_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE t text := pg_catalog.regexp_replace(TG_TABLE_NAME, '_[0-9]+$', '');
 BEGIN
     IF TG_OP = 'DELETE' THEN
         INSERT INTO public.hist_audit (tbl, kind, k, payload, tok, stmt)
-        VALUES (TG_TABLE_NAME, 'D', OLD.k, OLD.payload, OLD.tok, pg_catalog.current_setting('hist.op', true));
+        VALUES (t, 'D', OLD.k, OLD.payload, OLD.tok, pg_catalog.current_setting('hist.op', true));
         RETURN OLD;
     END IF;
     INSERT INTO public.hist_audit (tbl, kind, k, payload, tok, stmt)
-    VALUES (TG_TABLE_NAME, left(TG_OP, 1), NEW.k, NEW.payload, NEW.tok, pg_catalog.current_setting('hist.op', true));
+    VALUES (t, left(TG_OP, 1), NEW.k, NEW.payload, NEW.tok, pg_catalog.current_setting('hist.op', true));
     RETURN NEW;
 END $$;
 """
@@ -181,6 +190,17 @@ def scope_tables(s):
     return tables
 
 
+def create_history_table(c, s, t, how):
+    """Table t of scope s, fenced as how says (scope_tables()), audited."""
+    c.execute('CREATE TABLE %s (k int PRIMARY KEY, payload text NOT NULL, tok bigint)' % t)
+    if how == 'row':
+        c.execute("SELECT fencing.protect(%s, 'tok')", (t,))
+    else:
+        c.execute("SELECT fencing.protect(%s, 'tok', scope => %s, tokens => %s)", (t, s, how))
+    c.execute('CREATE TRIGGER hist_audit AFTER INSERT OR UPDATE OR DELETE ON %s '
+              'FOR EACH ROW EXECUTE FUNCTION public.hist_audit()' % t)
+
+
 def setup(a):
     if a.citus:
         return citus_setup(a)
@@ -193,18 +213,14 @@ def setup(a):
             f.write('1.4')
     else:
         c.execute('CREATE EXTENSION fencing')
-    c.execute(SETUP)
+    c.execute(ROLES)
+    c.execute(AUDIT_TABLE)
+    c.execute(AUDIT_FN)
     create_scopes(c)
     for s in SCOPES:
         for t, how in scope_tables(s):
-            c.execute('CREATE TABLE %s (k int PRIMARY KEY, payload text NOT NULL, tok bigint)' % t)
+            create_history_table(c, s, t, how)
             c.execute('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO app' % t)
-            if how == 'row':
-                c.execute("SELECT fencing.protect(%s, 'tok')", (t,))
-            else:
-                c.execute("SELECT fencing.protect(%s, 'tok', scope => %s, tokens => %s)", (t, s, how))
-            c.execute('CREATE TRIGGER hist_audit AFTER INSERT OR UPDATE OR DELETE ON %s '
-                      'FOR EACH ROW EXECUTE FUNCTION hist_audit()' % t)
     c.close()
 
 
@@ -1341,29 +1357,6 @@ def nemesis(a, client_pids):
 # shards' triggers with the statement's tag (SET LOCAL, propagated), merged
 # at the end in the order of the changes' times.  The nemesis follows
 # docs/citus.md's runbooks for each operation.
-CITUS_AUDIT = r"""
-CREATE TABLE IF NOT EXISTS public.hist_audit (
-    n bigserial PRIMARY KEY,
-    tbl text NOT NULL, kind text NOT NULL, k int, payload text, tok bigint,
-    stmt text, xid xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
-    at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp());
-GRANT INSERT ON public.hist_audit TO app;
-GRANT USAGE ON SEQUENCE public.hist_audit_n_seq TO app;
-"""
-CITUS_AUDIT_FN = r"""
-CREATE FUNCTION public.hist_audit() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE t text := pg_catalog.regexp_replace(TG_TABLE_NAME, '_[0-9]+$', '');
-BEGIN
-    IF TG_OP = 'DELETE' THEN
-        INSERT INTO public.hist_audit (tbl, kind, k, payload, tok, stmt)
-        VALUES (t, 'D', OLD.k, OLD.payload, OLD.tok, pg_catalog.current_setting('hist.op', true));
-        RETURN OLD;
-    END IF;
-    INSERT INTO public.hist_audit (tbl, kind, k, payload, tok, stmt)
-    VALUES (t, left(TG_OP, 1), NEW.k, NEW.payload, NEW.tok, pg_catalog.current_setting('hist.op', true));
-    RETURN NEW;
-END $$;
-"""
 WORKER_DATA = 'w%d/data'
 
 
@@ -1411,28 +1404,21 @@ def citus_setup(a):
         c.execute("SELECT citus_add_node('127.0.0.1', %s)", (w,))
     # Citus propagates the extension and the roles to the workers
     c.execute('CREATE EXTENSION fencing')
-    roles = SETUP.split('CREATE TABLE hist_audit')[0]
-    c.execute(roles)
+    c.execute(ROLES)
     # the audit table: a local table on every node (the shards' triggers
     # write into their node's), not Citus's
     for p in [a.port] + a.workers:
         wc = c if p == a.port else wconn(a, p)
         wc.execute('SET citus.enable_ddl_propagation = off')
-        wc.execute(CITUS_AUDIT)
+        wc.execute(AUDIT_TABLE)
         wc.execute('RESET citus.enable_ddl_propagation')
         if wc is not c:
             wc.close()
-    c.execute(CITUS_AUDIT_FN)
+    c.execute(AUDIT_FN)
     create_scopes(c)
     for s in SCOPES:
         for t, how in scope_tables(s):
-            c.execute('CREATE TABLE %s (k int PRIMARY KEY, payload text NOT NULL, tok bigint)' % t)
-            if how == 'row':
-                c.execute("SELECT fencing.protect(%s, 'tok')", (t,))
-            else:
-                c.execute("SELECT fencing.protect(%s, 'tok', scope => %s, tokens => %s)", (t, s, how))
-            c.execute('CREATE TRIGGER hist_audit AFTER INSERT OR UPDATE OR DELETE ON %s '
-                      'FOR EACH ROW EXECUTE FUNCTION public.hist_audit()' % t)
+            create_history_table(c, s, t, how)
             c.execute("SELECT create_distributed_table(%s, 'k')", (t,))
             c.execute('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO app' % t)
     # docs/citus.md: scope fencing on the workers needs the marks distributed
