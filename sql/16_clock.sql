@@ -201,6 +201,9 @@ SELECT generation FROM fencing.clock_state();
 -- fence_older_timelines() on a clock that moves claims the move, whose
 -- floor would otherwise be later at every call: it lifts once, then nothing
 UPDATE fencing.clock SET system_identifier = system_identifier OPERATOR(pg_catalog.+) 1;
+-- fencing.health says why the scope is not fenced: a move, not a promotion
+SELECT severity, "check", detail LIKE '%moves to (restored, upgraded or copied%' AS says_move
+  FROM fencing.health WHERE object = 'plain';
 SELECT fencing.fence_older_timelines() AS lifted;
 SELECT state, reason FROM fencing.clock_state();
 SELECT fencing.fence_older_timelines() AS lifted_again;

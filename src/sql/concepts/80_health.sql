@@ -2,7 +2,7 @@
 -- Unsafe settings, replicas without a synchronous standby, a missing
 -- synchronous standby, protected tables whose fence does not work
 -- (protected_tables, 40_trigger.sql), unfenced inheritance children, leases
--- held by fenced holders, scopes not fenced since a promotion, marks far
+-- held by fenced holders, scopes not fenced since a promotion or a move, marks far
 -- above the clock, scopes and the epoch sequence outside the clock's band
 -- (no term issued: src/clock/epoch_clock.c), scopes owned by (and grants to) dropped roles, a server
 -- that does not preload the library, roles other than superusers that may
@@ -119,11 +119,17 @@ FROM (
      WHERE g.grantee::pg_catalog.oid OPERATOR(pg_catalog.<>) 0
        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) g.grantee::pg_catalog.oid)
     UNION ALL
-    SELECT 'warning', 'scope not fenced since the promotion', s.scope,
-           pg_catalog.format('scope %s has mark %s, below the floor %s of this server''s timeline %s: if the failover lost commits, a writer the old primary had fenced by a lost term is admitted until the scope''s next term',
-                             s.scope, s.mark, c.term_floor, c.timeline),
+    SELECT 'warning',
+           CASE WHEN k.state OPERATOR(pg_catalog.=) 'moves' THEN 'scope not fenced since the move'
+                ELSE 'scope not fenced since the promotion' END,
+           s.scope,
+           CASE WHEN k.state OPERATOR(pg_catalog.=) 'moves'
+                THEN pg_catalog.format('scope %s has mark %s, below the floor %s of the band this copy of the database moves to (restored, upgraded or copied from another server): if its source issued terms after the copy was made, a writer the source had fenced by such a term is admitted until the scope''s next term',
+                                       s.scope, s.mark, c.term_floor)
+                ELSE pg_catalog.format('scope %s has mark %s, below the floor %s of this server''s timeline %s: if the failover lost commits, a writer the old primary had fenced by a lost term is admitted until the scope''s next term',
+                                       s.scope, s.mark, c.term_floor, c.timeline) END,
            'Fence every term of the earlier timelines, as a superuser: SELECT fencing.fence_older_timelines(); (or take a new term in the scope).'
-      FROM fencing.scopes s, fencing.clock_timeline() c
+      FROM fencing.scopes s, fencing.clock_timeline() c, fencing.clock_state() k
      WHERE s.tokens OPERATOR(pg_catalog.=) 'issued' AND s.mark OPERATOR(pg_catalog.<) c.term_floor
     UNION ALL
     SELECT 'critical', 'Citus worker marks not current', 'fencing.cluster_marks',
