@@ -41,6 +41,7 @@ OBJS = src/base/input_checks.o \
        src/trigger/running_statement.o \
        src/trigger/fence_trigger.o \
        src/trigger/protect.o \
+       src/trigger/restored_fence.o \
        src/legacy/older_sql.o \
        src/end_of_xact.o \
        src/relcache_watch.o \

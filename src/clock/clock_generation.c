@@ -330,22 +330,30 @@ clock_unconfirmed_reason(const ClockRow *row, bool *refuse, const char **setting
  * leave no band for any scope after the next move), and the bands protect
  * no term above them.  Read as the extension's owner, one pass over the
  * scopes (only when the clock moves, or is shown).
+ *
+ * With any_token, the highest token any scope knows instead: every mark and
+ * latest term, of either kind of tokens.
  */
 static int64
-clock_highest_term(Snapshot snapshot)
+clock_highest_term(Snapshot snapshot, bool any_token)
 {
-	static SPIPlanPtr plan = NULL;
-	static const char *sql =
+	static SPIPlanPtr issued_plan = NULL;
+	static SPIPlanPtr any_plan = NULL;
+	static const char *issued_sql =
 		"SELECT pg_catalog.max(s.epoch) FROM fencing.scopes AS s"
 		" WHERE s.tokens OPERATOR(pg_catalog.=) 'issued'";
+	static const char *any_sql =
+		"SELECT pg_catalog.max(k.token) FROM (SELECT s.mark FROM fencing.scopes AS s"
+		" UNION ALL SELECT s.epoch FROM fencing.scopes AS s) AS k(token)";
+	const char *sql = any_token ? any_sql : issued_sql;
 	FencingUserContext uctx;
 	int64		highest = -1;
 	bool		isnull;
 	Datum		d;
 
 	fencing_spi_connect_as_owner(&uctx);
-	if (SPI_execute_snapshot(fencing_saved_plan(&plan, sql, 0, NULL), NULL, NULL,
-							 snapshot, InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+	if (SPI_execute_snapshot(fencing_saved_plan(any_token ? &any_plan : &issued_plan, sql, 0, NULL),
+							 NULL, NULL, snapshot, InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "\"%s\" failed", sql);
 	if (SPI_processed == 1)
 	{
@@ -376,7 +384,7 @@ clock_highest_term(Snapshot snapshot)
 static int64
 clock_generation_after_used(const ClockRow *row, Snapshot snapshot)
 {
-	int64		highest = clock_highest_term(snapshot);
+	int64		highest = clock_highest_term(snapshot, false);
 	int64		generation = -1;
 
 	if (row->found && (row->band.generation > TERM_BAND_COUNT ||
@@ -475,34 +483,40 @@ clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli, bool missing
 							 missing_ok);
 }
 
-/* Record a claim by this server (a row of its own: no claim waits for another). */
+/*
+ * Insert a claim: by this server (ours), or by an unknown one (system
+ * identifier, database and clock 0) at the start of the timestamps.  A row
+ * of its own: no claim waits for another.
+ */
 static void
-clock_write(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool confirmed)
+clock_insert(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool confirmed,
+			 bool ours)
 {
 	static SPIPlanPtr insert_plan = NULL;
 	static const char *insert_sql =
 		"INSERT INTO fencing.clock (generation, band_offset, system_identifier, database_oid,"
 		" clock_oid, timeline, claimed_at, reason, confirmed_start)"
-		" VALUES ($1, $2, $3, $4, $5, $6, pg_catalog.clock_timestamp(), $7, $8)";
-	Oid			argtypes[8] = {INT8OID, INT8OID, INT8OID, OIDOID, OIDOID, INT8OID, TEXTOID,
-	TIMESTAMPTZOID};
-	Datum		values[8];
-	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', confirmed ? ' ' : 'n'};
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+	Oid			argtypes[9] = {INT8OID, INT8OID, INT8OID, OIDOID, OIDOID, INT8OID,
+	TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID};
+	Datum		values[9];
+	char		nulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', confirmed ? ' ' : 'n'};
 	FencingUserContext uctx;
 	int			rc;
 
 	(void) term_band_index(tli, band.generation);	/* ZF004 before writing */
 	values[0] = Int64GetDatum(band.generation);
 	values[1] = Int64GetDatum(band.offset);
-	values[2] = Int64GetDatum((int64) GetSystemIdentifier());
-	values[3] = ObjectIdGetDatum(MyDatabaseId);
-	values[4] = ObjectIdGetDatum(clock_oid);
+	values[2] = Int64GetDatum(ours ? (int64) GetSystemIdentifier() : 0);
+	values[3] = ObjectIdGetDatum(ours ? MyDatabaseId : InvalidOid);
+	values[4] = ObjectIdGetDatum(ours ? clock_oid : InvalidOid);
 	values[5] = Int64GetDatum(tli);
-	values[6] = CStringGetTextDatum(reason);
-	values[7] = TimestampTzGetDatum(PgStartTime);
+	values[6] = TimestampTzGetDatum(ours ? GetCurrentTimestamp() : 0);
+	values[7] = CStringGetTextDatum(reason);
+	values[8] = TimestampTzGetDatum(PgStartTime);
 
 	fencing_spi_connect_as_owner(&uctx);
-	rc = SPI_execute_snapshot(fencing_saved_plan(&insert_plan, insert_sql, 8, argtypes),
+	rc = SPI_execute_snapshot(fencing_saved_plan(&insert_plan, insert_sql, 9, argtypes),
 							  values, nulls, GetLatestSnapshot(), InvalidSnapshot,
 							  false, true, 0);
 	if (rc != SPI_OK_INSERT)
@@ -510,6 +524,13 @@ clock_write(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool co
 	fencing_spi_finish_as_owner(&uctx);
 	CommandCounterIncrement();
 	fencing_require_durable_commit();
+}
+
+/* Record a claim by this server. */
+static void
+clock_write(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool confirmed)
+{
+	clock_insert(clock_oid, band, tli, reason, confirmed, true);
 }
 
 static const char *
@@ -613,6 +634,61 @@ clock_band_peek_verdict(int64 tli, ClockVerdict *verdict)
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
 	return band;
+}
+
+/*
+ * Tokens this clock never issued, found in the rows of a table whose fence
+ * a superuser made by hand (trigger/protect.c): a restore of the
+ * application's schema without the extension's data (pg_dump -n, -t), into
+ * a database whose clock and scopes know nothing of the source.  "token" is
+ * the highest token of those rows.  When it is above every mark and term
+ * the scopes know, and not already below such a claim in force, it is
+ * recorded as a claim by an unknown server (system identifier 0) on
+ * timeline 1 in its band, or above the claim in force,
+ * claimed at the start of the timestamps: the next term then moves above
+ * it, CLOCK_MOVE_LOST_TIMELINES more, later by the time since 2000-01-01,
+ * as from terms with no claim.  Nothing is written when the tokens are
+ * known, nor when the move would find no band (a lock service's tokens near
+ * 2^63: the claim would leave the database without terms).  Returns the
+ * generation claimed, or -1.
+ */
+int64
+clock_note_unknown_terms(int64 token)
+{
+	Oid			clock_oid = fencing_clock_relid_if_installed();
+	int64		tli = term_band_timeline();
+	Relation	rel;
+	ClockRow	row;
+	Snapshot	snapshot;
+	TermBand	claim = {0, 0};
+	int64		claimed = -1;
+
+	if (!OidIsValid(clock_oid) || token <= 0)
+		return -1;
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	rel = table_open(clock_oid, AccessShareLock);
+	clock_read(rel, snapshot, &row);
+	/* not when the claim in force is an unknown server's at or above its band (the next table of a restore) */
+	if (token > clock_highest_term(snapshot, true) &&
+		!(row.found && row.system_identifier == 0 && term_band_of(token) <= row.band.generation))
+	{
+		claim.generation = term_band_of(token);
+		if (row.found)
+			claim.generation = Max(claim.generation, clock_generation_after_used(&row, snapshot));
+		if (claim.generation <= TERM_BAND_COUNT &&
+			term_band_exists(tli, clock_band_beyond(tli, claim.generation + 1,
+													 CLOCK_MOVE_LOST_TIMELINES,
+													 clock_elapsed_since(0), true)))
+		{
+			clock_insert(clock_oid, claim, 1,
+						 "tokens restored above every term known (a fence restored without the extension's data)",
+						 false, false);
+			claimed = claim.generation;
+		}
+	}
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return claimed;
 }
 
 TermBand

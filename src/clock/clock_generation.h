@@ -33,6 +33,8 @@ extern TermBand clock_band_peek(int64 tli);
  */
 extern TermBand clock_band_for_fencing(int64 tli);
 
+extern int64 clock_note_unknown_terms(int64 token);
+
 /* Settings, and what the server's start tells (shared_preload_libraries). */
 extern void clock_generation_init(void);
 

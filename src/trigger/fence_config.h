@@ -11,6 +11,7 @@
 
 #include "fencing.h"
 
+#include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "utils/rel.h"
 
@@ -69,6 +70,21 @@ typedef struct FenceConfig
 	bool		bound;			/* the owner's right to the fixed scope was checked */
 	uint64		bound_generation;	/* ... at this scope_binding_generation() */
 } FenceConfig;
+
+/* A value of a token column of type "type" (INT2OID, INT4OID or INT8OID) as a token. */
+static inline int64
+fence_token_value(Oid type, Datum d)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
 
 extern void fence_config_init(void);
 

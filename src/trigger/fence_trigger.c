@@ -158,20 +158,6 @@ reject_conflict(Relation rel, const FenceConfig *cfg, const char *scope,
 	fence_reject_conflict(&w, cfg->token_column, column, declared);
 }
 
-/* A value of the token column as a token. */
-static int64
-token_datum(const FenceConfig *cfg, Datum d)
-{
-	switch (cfg->token_type)
-	{
-		case INT2OID:
-			return DatumGetInt16(d);
-		case INT4OID:
-			return DatumGetInt32(d);
-		default:
-			return DatumGetInt64(d);
-	}
-}
 
 /*
  * The statement that fired the trigger is not known (it began before the
@@ -262,7 +248,7 @@ row_token(HeapTuple tuple, TupleDesc desc, const FenceConfig *cfg, int64 *token)
 
 	if (isnull)
 		return false;
-	*token = token_datum(cfg, d);
+	*token = fence_token_value(cfg->token_type, d);
 	return true;
 }
 
@@ -996,7 +982,7 @@ scan_truncated(Relation r, const FenceConfig *cfg, AttrNumber attnum, TruncatedR
 		}
 		else
 		{
-			int64		token = token_datum(cfg, d);
+			int64		token = fence_token_value(cfg->token_type, d);
 
 			if (!rows->any_token || token > rows->max_token)
 				rows->max_token = token;

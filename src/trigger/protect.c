@@ -91,6 +91,7 @@
 #include "state/citus_shards.h"
 #include "state/extension_state.h"
 #include "trigger/fence_config.h"
+#include "trigger/restored_fence.h"
 
 #define ROW_TRIGGER_NAME		"zz_fence_row"
 #define TRUNCATE_TRIGGER_NAME	"zz_fence_truncate"
@@ -1123,6 +1124,8 @@ fencing_fence_new_partitions(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("function \"fence_new_partitions\" was not called by an event trigger")));
+
+	restored_fences_note();
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -18,6 +18,10 @@
 #   - restored into another cluster whose roles have other OIDs, scopes keep
 #     their owners and grants by role (1.4 stored OIDs: the restore handed
 #     them to whatever roles had those numbers there).
+#   - a dump of the application's schema alone (pg_dump -n, custom and
+#     plain), restored into a database with a new extension, moves the
+#     clock: its first term is above the source's, those issued after the
+#     dump included (it was the source's first term again before).
 use strict;
 use warnings;
 
@@ -148,6 +152,58 @@ is($other->safe_psql('moved', q{SELECT string_agg(grantee::regrole::text || ':' 
 	'helper:write:tenant', 'its grant is still the helper\'s, granted by the tenant');
 is($other->safe_psql('moved', q{SELECT count(*) FROM fencing.health WHERE "check" LIKE '%dropped role%'}),
 	'0', 'health finds no scope of a dropped role');
+
+# A dump of the application's schema alone (pg_dump -n app), restored into
+# a database whose extension is new: the fence's triggers come back with
+# the rows, the clock and the scopes do not.  The restore moves the clock
+# above the rows' tokens, and above the terms the source issued after the
+# dump: its first term was the source's first term again before.
+q1($db, q{
+	CREATE SCHEMA app;
+	CREATE TABLE app.jobs (id int PRIMARY KEY, tok bigint, v text);
+	CREATE TABLE app.parted (id int, tok bigint) PARTITION BY RANGE (id);
+	CREATE TABLE app.parted_1 PARTITION OF app.parted FOR VALUES FROM (0) TO (100);
+	SELECT fencing.protect('app.jobs', 'tok', scope => 'jobs');
+	SELECT fencing.protect('app.parted', 'tok');
+});
+my $app_term = q1($db, "SELECT fencing.fence_next_epoch('jobs')");
+q1($db, "INSERT INTO app.jobs VALUES (1, $app_term, 'a'); INSERT INTO app.parted VALUES (1, $app_term)");
+my @app_formats = (
+	[ 'custom', [ '-Fc', '-f', "$dir/app.dump" ],
+	  [ 'pg_restore', '--exit-on-error', "$dir/app.dump" ] ],
+	[ 'plain', [ '-Fp', '-f', "$dir/app.sql" ],
+	  [ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', "$dir/app.sql" ] ]);
+for my $f (@app_formats)
+{
+	my ($fmt, $dump, $restore) = @$f;
+	$node->command_ok([ 'pg_dump', '-n', 'app', @$dump, '-d', $node->connstr($db) ],
+		"pg_dump -n app ($fmt)");
+}
+# the source goes on after the dump: its leader takes terms and writes
+my $source_last;
+$source_last = q1($db, "SELECT fencing.fence_next_epoch('jobs')") for 1 .. 3;
+q1($db, "UPDATE app.jobs SET v = 'source', tok = $source_last WHERE id = 1");
+for my $f (@app_formats)
+{
+	my ($fmt, $dump, $restore) = @$f;
+	my $target = "app_only_$fmt";
+	$other->safe_psql('postgres', "CREATE DATABASE $target");
+	$other->safe_psql($target, 'SET client_min_messages = error; CREATE EXTENSION fencing');
+	my ($out, $err);
+	my $ok = IPC::Run::run([ @$restore, '-d', $other->connstr($target) ], '>', \$out, '2>', \$err);
+	ok($ok, "-n app, $fmt: restores with no error") or diag($err);
+	is($other->safe_psql($target, 'SELECT state, claimed_system_identifier, reason FROM fencing.clock_state()'),
+		"moves|0|tokens restored above every term known (a fence restored without the extension's data)",
+		"-n app, $fmt: the restored clock records an unknown server's tokens, and moves at its first term");
+	my $first = $other->safe_psql($target, "SELECT fencing.fence_next_epoch('jobs')");
+	cmp_ok($first, '>', $source_last,
+		"-n app, $fmt: the first term is above every term the source issued, after the dump too");
+	is(sqlstate_error($other, $target, "UPDATE app.jobs SET v = 'zombie', tok = $source_last WHERE id = 1"),
+		'ZF001', "-n app, $fmt: the source's last leader is refused once the new leader has its term");
+	$other->safe_psql($target, "UPDATE app.jobs SET v = 'leader', tok = $first WHERE id = 1");
+	$other->safe_psql($target, "UPDATE app.parted SET tok = $first WHERE id = 1");
+	pass("-n app, $fmt: the new leader writes, per row too");
+}
 $other->stop;
 
 done_testing();

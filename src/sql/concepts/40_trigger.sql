@@ -159,7 +159,11 @@ GRANT SELECT ON fencing.protected_tables TO PUBLIC;
 -- to a token column fails the ALTER at once).  On Citus, the ALTER TABLE
 -- ... ENABLE ALWAYS TRIGGER that protect() propagates to the shards of a
 -- table distributed before it was protected gives each shard its TRUNCATE
--- fence (Citus does not propagate TRUNCATE triggers).
+-- fence (Citus does not propagate TRUNCATE triggers).  After a CREATE
+-- TRIGGER of the fence's row trigger that a superuser ran by hand (a
+-- restore of the application's schema without the extension's data), a
+-- token of its rows above every mark and term of the database moves the
+-- epoch clock above it (src/trigger/restored_fence.c).
 CREATE FUNCTION fencing.fence_new_partitions()
 RETURNS event_trigger
 AS 'MODULE_PATHNAME', 'fencing_fence_new_partitions'
@@ -169,5 +173,5 @@ COMMENT ON FUNCTION fencing.fence_new_partitions() IS
 'Event trigger function: partitions created or attached below protected tables get the TRUNCATE fence trigger; altered protected tables are checked.';
 
 CREATE EVENT TRIGGER fencing_new_partitions ON ddl_command_end
-    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE')
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE TRIGGER')
     EXECUTE FUNCTION fencing.fence_new_partitions();

@@ -510,3 +510,11 @@ GRANT SELECT ON fencing.health TO pg_monitor;
 -- limit, the next timeline's floor (ZF007).
 COMMENT ON FUNCTION fencing.fence_next_epoch(text, text) IS
 'Issues a new term for a scope on leader takeover: strictly greater than every term of the scope and its mark, inside this timeline''s band (fencing.clock_timeline(); ZF007 when the next term would be at or above term_limit), durable, and the scope''s new mark. Needs the lead privilege on the scope; creates a missing scope (tokens issued) for roles allowed to create scopes.';
+
+-- The event trigger also follows CREATE TRIGGER: a fence restored without
+-- the extension's data (a dump of the application's schema alone) moves
+-- the epoch clock above its rows' tokens (40_trigger.sql).
+DROP EVENT TRIGGER fencing_new_partitions;
+CREATE EVENT TRIGGER fencing_new_partitions ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE TRIGGER')
+    EXECUTE FUNCTION fencing.fence_new_partitions();

@@ -1,0 +1,123 @@
+-- 18_restored_fence: a fence restored without the extension's data moves
+-- the epoch clock (src/trigger/restored_fence.c).  A dump of the
+-- application's schema alone (pg_dump -n app) brings back the fence's
+-- triggers and rows written under the source's terms, but not the clock
+-- and the scopes: restored into a database with a fresh extension, the
+-- first term would be the source's first term again.  The rows' highest
+-- token, above every mark and term of the database, is recorded as a claim
+-- by an unknown server: the next term moves above it.  Its own databases:
+-- the terms it takes do not shift the other files' numbers.
+\set SHOW_CONTEXT never
+\set band 1099511627776
+SELECT current_database() AS regress_db \gset
+-- the source: a scope table, a per-row table and a partitioned one, whose
+-- rows carry terms of timeline 3's band (a source that failed over twice)
+CREATE DATABASE fencing_restored_src;
+\c fencing_restored_src
+SET client_min_messages = error;
+CREATE EXTENSION fencing;
+RESET client_min_messages;
+CREATE SCHEMA app;
+CREATE TABLE app.jobs (id int PRIMARY KEY, tok bigint, v text);
+CREATE TABLE app.rows (id int PRIMARY KEY, tok int, v text);
+CREATE TABLE app.parted (id int, tok bigint, v text) PARTITION BY RANGE (id);
+CREATE TABLE app.parted_1 PARTITION OF app.parted FOR VALUES FROM (0) TO (100);
+CREATE TABLE app.parted_2 PARTITION OF app.parted FOR VALUES FROM (100) TO (200);
+SELECT fencing.protect('app.jobs', 'tok', scope => 'jobs');
+SELECT fencing.protect('app.rows', 'tok');
+SELECT fencing.protect('app.parted', 'tok', scope => 'parted');
+-- the triggers as pg_dump writes them (the parent's row trigger, each
+-- partition's TRUNCATE trigger; the partitions' row triggers are clones)
+SELECT string_agg(pg_get_triggerdef(t.oid) || ';', E'\n' ORDER BY t.tgrelid::regclass::text, t.tgname) AS triggers
+  FROM pg_trigger t
+ WHERE t.tgrelid IN ('app.jobs'::regclass, 'app.rows'::regclass, 'app.parted'::regclass,
+                     'app.parted_1'::regclass, 'app.parted_2'::regclass)
+   AND t.tgparentid = 0 \gset
+\c :regress_db
+DROP DATABASE fencing_restored_src;
+
+-- restored into a new database whose extension is fresh: the schema, the
+-- rows (the highest token in a partition: 2 bands + 5 above timeline 1's),
+-- then the triggers, as a superuser
+CREATE DATABASE fencing_restored;
+\c fencing_restored
+SET client_min_messages = error;
+CREATE EXTENSION fencing;
+RESET client_min_messages;
+CREATE SCHEMA app;
+CREATE TABLE app.jobs (id int PRIMARY KEY, tok bigint, v text);
+CREATE TABLE app.rows (id int PRIMARY KEY, tok int, v text);
+CREATE TABLE app.parted (id int, tok bigint, v text) PARTITION BY RANGE (id);
+CREATE TABLE app.parted_1 PARTITION OF app.parted FOR VALUES FROM (0) TO (100);
+CREATE TABLE app.parted_2 PARTITION OF app.parted FOR VALUES FROM (100) TO (200);
+INSERT INTO app.jobs VALUES (1, 2 * :band + 1, 'a'), (2, 2 * :band + 2, 'b');
+INSERT INTO app.rows VALUES (1, 7, 'a');
+INSERT INTO app.parted VALUES (5, 2 * :band + 3, 'a'), (150, 2 * :band + 5, 'b');
+SELECT count(*) AS clock_rows FROM fencing.clock;
+:triggers
+-- one claim, by an unknown server, in the band of the first table's highest
+-- token (the other tables' are in or below it: they record none)
+SELECT generation, band_offset, system_identifier, database_oid, clock_oid, timeline,
+       claimed_at = '2000-01-01 00:00:00+00' AS at_the_start, reason
+  FROM fencing.clock;
+SELECT state, claimed_system_identifier FROM fencing.clock_state();
+SELECT severity, "check" FROM fencing.health WHERE object = 'fencing.clock';
+-- the first term moves above it: generation 2 + 1 + 16, later by the time
+-- since 2000-01-01 (more than 700 bands of 12.7 days)
+SELECT fencing.fence_next_epoch('jobs') AS first_term \gset
+SELECT :first_term > (2 + 1 + 16 + 700) * :band AS above_the_rows;
+SELECT state, reason FROM fencing.clock_state();
+-- the source's leader, fenced: the restored rows' tokens are stale now,
+-- the new term writes
+-- (terse: the mark is later by the time since 2000-01-01)
+\set VERBOSITY terse
+UPDATE app.jobs SET v = 'stale', tok = 2 * :band + 2 WHERE id = 2;
+\set VERBOSITY default
+UPDATE app.jobs SET v = 'new', tok = :first_term WHERE id = 2;
+SELECT id, v FROM app.jobs ORDER BY id;
+
+-- rows below the marks the database knows (a whole database restored: its
+-- marks come before its triggers): nothing recorded
+CREATE TABLE app.known (id int PRIMARY KEY, tok bigint);
+INSERT INTO app.known VALUES (1, :first_term);
+SELECT count(*) AS claims_before FROM fencing.clock;
+SELECT replace(pg_get_triggerdef(t.oid), 'app.jobs', 'app.known') || ';' AS known_trigger
+  FROM pg_trigger t WHERE t.tgrelid = 'app.jobs'::regclass AND t.tgname = 'zz_fence_row' \gset
+:known_trigger
+SELECT count(*) AS claims_after FROM fencing.clock;
+
+-- protect() of a table with rows above every mark (its DDL runs as the
+-- table's owner in a security-restricted operation): nothing recorded
+CREATE TABLE app.legacy (id int PRIMARY KEY, tok bigint);
+INSERT INTO app.legacy VALUES (1, 9 * :band);
+SELECT fencing.protect('app.legacy', 'tok');
+SELECT count(*) AS claims_after_protect FROM fencing.clock;
+
+-- a role that is not a superuser making the fence by hand on its own
+-- table (it may: it owns a protected table) records nothing: an ordinary
+-- role cannot move the clock
+CREATE ROLE regress_restored_owner;
+GRANT CREATE, USAGE ON SCHEMA app TO regress_restored_owner;
+SET ROLE regress_restored_owner;
+CREATE TABLE app.own (id int PRIMARY KEY, tok bigint);
+SELECT fencing.protect('app.own', 'tok');
+CREATE TABLE app.own2 (id int PRIMARY KEY, tok bigint);
+INSERT INTO app.own2 VALUES (1, 9 * :band);
+CREATE TRIGGER zz_fence_row BEFORE INSERT OR UPDATE OR DELETE ON app.own2
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,row}');
+RESET ROLE;
+SELECT count(*) AS claims_after_ordinary_role FROM fencing.clock;
+
+-- tokens of a lock service near 2^63 (no band above them): nothing
+-- recorded, the clock keeps issuing
+CREATE TABLE app.external (id int PRIMARY KEY, tok bigint);
+INSERT INTO app.external VALUES (1, 9223372036854775806);
+SELECT replace(pg_get_triggerdef(t.oid), 'app.rows', 'app.external') || ';' AS external_trigger
+  FROM pg_trigger t WHERE t.tgrelid = 'app.rows'::regclass AND t.tgname = 'zz_fence_row' \gset
+:external_trigger
+SELECT count(*) AS claims_after_external FROM fencing.clock;
+SELECT fencing.fence_next_epoch('jobs') = :first_term + 1 AS still_issues;
+
+\c :regress_db
+DROP DATABASE fencing_restored;
+DROP ROLE regress_restored_owner;

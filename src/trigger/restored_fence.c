@@ -1,0 +1,178 @@
+/*-------------------------------------------------------------------------
+ *
+ * restored_fence.c
+ *	  A fence restored without the extension's data moves the epoch clock
+ *	  above the tokens its rows carry.
+ *
+ * A dump of the application's schema alone (pg_dump -n app, -t), restored
+ * into a database that has the extension but not the source's clock and
+ * scopes, brings the fence's triggers back with rows written under the
+ * source's terms.  The restored clock knows none of them: its first term
+ * would be issued again below them, and the source's later terms too.  The
+ * rows themselves tell: the highest token they carry is a term (or a lock
+ * service's token) of the source.
+ *
+ * So after each CREATE TRIGGER of the fence's row trigger that a superuser
+ * ran by hand (a restore: pg_restore and psql run the dump's statements;
+ * protect() creates its triggers as the table's owner in a
+ * security-restricted operation, Citus over its own connections, and a
+ * partition's cloned trigger has a parent), the table's rows, every
+ * partition's, are read once for their highest token, and when it is above
+ * every mark and term this database knows, the clock records it as a claim
+ * by an unknown server (clock_note_unknown_terms()): the next term moves
+ * above it, as after a restore of the whole database.  A whole-database
+ * restore loads the extension's tables before the triggers: its rows are
+ * below the restored marks, and nothing is recorded.
+ *
+ * The read runs no code of any role (a heap scan and the integer's own
+ * compare) and needs no right on the table beyond the trigger's; it only
+ * ever moves the clock up, never changes a verdict on a write.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "trigger/restored_fence.h"
+
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "clock/clock_generation.h"
+#include "state/citus_shards.h"
+#include "trigger/fence_config.h"
+
+/*
+ * The token column a fence trigger's arguments name (as fence_config.c
+ * reads them: the first argument, or the first element of a single packed
+ * one); NULL when they name none.  Not checked: a trigger made by hand with
+ * bad arguments is refused at its first write, not here.
+ */
+static const char *
+token_column_of(const Trigger *t)
+{
+	int			nargs;
+	char	  **args;
+
+	if (t->tgnargs == 1 && t->tgargs[0][0] == '{')
+		return fence_config_unpack(t->tgargs[0], &nargs, &args) && nargs > 0 ? args[0] : NULL;
+	return t->tgnargs > 0 ? t->tgargs[0] : NULL;
+}
+
+/*
+ * The highest token that the rows of relid and of its partitions carry in
+ * "column" (when it is a smallint, integer or bigint there); 0 if none.
+ */
+static int64
+highest_row_token(Oid relid, const char *column)
+{
+	int64		highest = 0;
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(relid, AccessShareLock, NULL))
+	{
+		Relation	leaf = table_open(lfirst_oid(lc), AccessShareLock);
+		AttrNumber	att = get_attnum(RelationGetRelid(leaf), column);
+		Oid			type = att == InvalidAttrNumber ? InvalidOid :
+			getBaseType(get_atttype(RelationGetRelid(leaf), att));
+
+		if (RELKIND_HAS_STORAGE(leaf->rd_rel->relkind) &&
+			(type == INT2OID || type == INT4OID || type == INT8OID))
+		{
+			Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+			TupleTableSlot *slot = table_slot_create(leaf, NULL);
+			TableScanDesc scan = table_beginscan(leaf, snapshot, 0, NULL);
+
+			while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+			{
+				bool		isnull;
+				Datum		d = slot_getattr(slot, att, &isnull);
+
+				if (!isnull)
+					highest = Max(highest, fence_token_value(type, d));
+			}
+			table_endscan(scan);
+			ExecDropSingleTupleTableSlot(slot);
+			UnregisterSnapshot(snapshot);
+		}
+		table_close(leaf, NoLock);
+	}
+	return highest;
+}
+
+/* The fence's row trigger "tgoid" on relid: its rows' highest token, noted. */
+static void
+note_restored_rows(Oid relid, Oid tgoid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	const char *column = NULL;
+	int64		highest;
+	int64		generation;
+
+	for (int i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
+	{
+		const Trigger *t = &rel->trigdesc->triggers[i];
+
+		if (t->tgoid == tgoid && token_column_of(t) != NULL)
+			column = pstrdup(token_column_of(t));	/* the relcache's copy goes with the close */
+	}
+	table_close(rel, NoLock);
+	if (column == NULL)
+		return;
+	highest = highest_row_token(relid, column);
+	generation = clock_note_unknown_terms(highest);
+	if (generation >= 0)
+		ereport(NOTICE,
+				(errmsg("the epoch clock moves above the tokens of table \"%s\"",
+						get_rel_name(relid)),
+				 errdetail("Its rows carry token " INT64_FORMAT ", above every mark and term of this database: its fence was made without the extension's data (a restore of a schema alone). The next term is issued beyond generation " INT64_FORMAT ".",
+						   highest, generation)));
+}
+
+void
+restored_fences_note(void)
+{
+	static const char *sql =
+		"SELECT t.tgrelid, t.oid"
+		"  FROM pg_catalog.pg_event_trigger_ddl_commands() AS d"
+		"  JOIN pg_catalog.pg_trigger AS t ON t.oid OPERATOR(pg_catalog.=) d.objid"
+		" WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_trigger'::pg_catalog.regclass"
+		"   AND t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure"
+		"   AND t.tgparentid OPERATOR(pg_catalog.=) 0"
+		/* BEFORE ... FOR EACH ROW, with the fence's arguments */
+		"   AND (t.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 3) OPERATOR(pg_catalog.=) 3"
+		"   AND t.tgnargs OPERATOR(pg_catalog.>) 0";
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *relids = NIL;
+	List	   *tgoids = NIL;
+	ListCell   *lr;
+	ListCell   *lt;
+
+	if (!superuser() || InSecurityRestrictedOperation() || IsBinaryUpgrade ||
+		citus_internal_backend())
+		return;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* not read-only: the statement's snapshot was taken before the trigger was made */
+	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "reading the triggers of the event trigger failed");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		relid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		Datum		tgoid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		relids = lappend_oid(relids, DatumGetObjectId(relid));
+		tgoids = lappend_oid(tgoids, DatumGetObjectId(tgoid));
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	forboth(lr, relids, lt, tgoids)
+		note_restored_rows(lfirst_oid(lr), lfirst_oid(lt));
+}

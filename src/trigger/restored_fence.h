@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * restored_fence.h
+ *	  A fence restored without the extension's data moves the epoch clock
+ *	  above the tokens its rows carry (restored_fence.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RESTORED_FENCE_H
+#define RESTORED_FENCE_H
+
+#include "fencing.h"
+
+/* From the event trigger after CREATE TRIGGER: the fence's row triggers made by hand. */
+extern void restored_fences_note(void);
+
+#endif							/* RESTORED_FENCE_H */
