@@ -648,10 +648,18 @@ clock_band_peek_verdict(int64 tli, ClockVerdict *verdict)
  * claimed at the start of the timestamps: the next term then moves above
  * it, CLOCK_MOVE_LOST_TIMELINES more, later by the time since 2000-01-01,
  * as from terms with no claim.  Nothing is written when the tokens are
- * known, nor when the move would find no band (a lock service's tokens near
- * 2^63: the claim would leave the database without terms).  Returns the
- * generation claimed, or -1.
+ * known, nor when the move would reach past half of the bands (a lock
+ * service's tokens, 2^62 and above: the claim would use up the bands of
+ * every later move).  Returns the generation claimed, or -1.
  */
+/*
+ * The bands a clock reaches by its own terms, moves and confirmations
+ * (about 17 a move, one per 12.7 days since 2000: a few thousand in this
+ * century) are far below half of them; a token past that is a lock
+ * service's number, which would use up the bands left.
+ */
+#define CLOCK_UNKNOWN_TERMS_BANDS	(TERM_BAND_COUNT / 2)
+
 int64
 clock_note_unknown_terms(int64 token)
 {
@@ -675,14 +683,14 @@ clock_note_unknown_terms(int64 token)
 		claim.generation = term_band_of(token);
 		if (row.found)
 			claim.generation = Max(claim.generation, clock_generation_after_used(&row, snapshot));
-		if (claim.generation <= TERM_BAND_COUNT &&
-			term_band_exists(tli, clock_band_beyond(tli, claim.generation + 1,
-													 CLOCK_MOVE_LOST_TIMELINES,
-													 clock_elapsed_since(0), true)))
+		/* a confirmation of this start holds, as across a move */
+		if (claim.generation < CLOCK_UNKNOWN_TERMS_BANDS &&
+			clock_band_beyond(tli, claim.generation + 1, CLOCK_MOVE_LOST_TIMELINES,
+							  clock_elapsed_since(0), true).generation + tli < CLOCK_UNKNOWN_TERMS_BANDS)
 		{
 			clock_insert(clock_oid, claim, 1,
 						 "tokens restored above every term known (a fence restored without the extension's data)",
-						 false, false);
+						 row.found && row.confirmed, false);
 			claimed = claim.generation;
 		}
 	}
