@@ -650,7 +650,10 @@ clock_band_peek_verdict(int64 tli, ClockVerdict *verdict)
  * as from terms with no claim.  Nothing is written when the tokens are
  * known, nor when the move would reach past half of the bands (a lock
  * service's tokens, 2^62 and above: the claim would use up the bands of
- * every later move).  Returns the generation claimed, or -1.
+ * every later move).  Returns the generation claimed, or -1; *covered: the
+ * highest token the clock now knows to be below its next term (the marks
+ * and terms, the band of an unknown server's claim in force), for a caller
+ * that skips the tokens below it.
  */
 /*
  * The bands a clock reaches by its own terms, moves and confirmations
@@ -661,7 +664,7 @@ clock_band_peek_verdict(int64 tli, ClockVerdict *verdict)
 #define CLOCK_UNKNOWN_TERMS_BANDS	(TERM_BAND_COUNT / 2)
 
 int64
-clock_note_unknown_terms(int64 token)
+clock_note_unknown_terms(int64 token, int64 *covered)
 {
 	Oid			clock_oid = fencing_clock_relid_if_installed();
 	int64		tli = term_band_timeline();
@@ -669,16 +672,22 @@ clock_note_unknown_terms(int64 token)
 	ClockRow	row;
 	Snapshot	snapshot;
 	TermBand	claim = {0, 0};
+	int64		highest;
 	int64		claimed = -1;
 
+	*covered = token;
 	if (!OidIsValid(clock_oid) || token <= 0)
 		return -1;
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	rel = table_open(clock_oid, AccessShareLock);
 	clock_read(rel, snapshot, &row);
-	/* not when the claim in force is an unknown server's at or above its band (the next table of a restore) */
-	if (token > clock_highest_term(snapshot, true) &&
-		!(row.found && row.system_identifier == 0 && term_band_of(token) <= row.band.generation))
+	highest = clock_highest_term(snapshot, true);
+	/* an unknown server's claim in force covers its band (the next table of a restore) */
+	if (row.found && row.system_identifier == 0 && row.band.generation < CLOCK_UNKNOWN_TERMS_BANDS)
+		*covered = Max(highest, ((row.band.generation + 1) << TERM_BAND_COUNTER_BITS) - 1);
+	else
+		*covered = highest;
+	if (token > *covered)
 	{
 		claim.generation = term_band_of(token);
 		if (row.found)
@@ -692,6 +701,7 @@ clock_note_unknown_terms(int64 token)
 						 "tokens restored above every term known (a fence restored without the extension's data)",
 						 row.found && row.confirmed, false);
 			claimed = claim.generation;
+			*covered = ((claim.generation + 1) << TERM_BAND_COUNTER_BITS) - 1;
 		}
 	}
 	table_close(rel, NoLock);

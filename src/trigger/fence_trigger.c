@@ -80,6 +80,7 @@
 #include "telemetry/rejection.h"
 #include "tokens/declared_token.h"
 #include "trigger/fence_config.h"
+#include "trigger/restored_fence.h"
 #include "trigger/running_statement.h"
 
 /*
@@ -1416,9 +1417,16 @@ judge(FunctionCallInfo fcinfo)
 			PointerGetDatum(trigdata->tg_trigtuple);
 	}
 	if (replica_passes(rel))
-		return TRIGGER_FIRED_BY_UPDATE(event) ?
-			PointerGetDatum(trigdata->tg_newtuple) :
-			PointerGetDatum(trigdata->tg_trigtuple);
+	{
+		HeapTuple	row = TRIGGER_FIRED_BY_UPDATE(event) ?
+			trigdata->tg_newtuple : trigdata->tg_trigtuple;
+		int64		token;
+
+		/* a logical copy's rows carry its source's terms: the clock goes above them */
+		if (!TRIGGER_FIRED_BY_DELETE(event) && row_token(row, RelationGetDescr(rel), cfg, &token))
+			restored_fence_note_token(token);
+		return PointerGetDatum(row);
+	}
 
 	refuse_scope_on_citus_worker(rel, cfg);
 	/* a fixed scope: the table's owner may write to it, whoever made the trigger */

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * restored_fence.c
- *	  A fence restored without the extension's data moves the epoch clock
- *	  above the tokens its rows carry.
+ *	  A fence restored without the extension's data, or a table copied by
+ *	  logical replication, moves the epoch clock above the tokens its rows
+ *	  carry.
  *
  * A dump of the application's schema alone (pg_dump -n app, -t), restored
  * into a database that has the extension but not the source's clock and
@@ -44,6 +45,8 @@
 #include "utils/snapmgr.h"
 
 #include "clock/clock_generation.h"
+#include "clock/term_band.h"
+#include "state/extension_state.h"
 #include "state/citus_shards.h"
 #include "trigger/fence_config.h"
 
@@ -113,6 +116,7 @@ note_restored_rows(Oid relid, Oid tgoid)
 	const char *column = NULL;
 	int64		highest;
 	int64		generation;
+	int64		covered;
 
 	for (int i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
 	{
@@ -125,7 +129,7 @@ note_restored_rows(Oid relid, Oid tgoid)
 	if (column == NULL)
 		return;
 	highest = highest_row_token(relid, column);
-	generation = clock_note_unknown_terms(highest);
+	generation = clock_note_unknown_terms(highest, &covered);
 	if (generation >= 0)
 		ereport(NOTICE,
 				(errmsg("the epoch clock moves above the tokens of table \"%s\"",
@@ -175,4 +179,29 @@ restored_fences_note(void)
 	SPI_finish();
 	forboth(lr, relids, lt, tgoids)
 		note_restored_rows(lfirst_oid(lr), lfirst_oid(lt));
+}
+
+/*
+ * A row written unchecked under session_replication_role = replica by a
+ * superuser (fence_trigger.c: replica_passes()): a logical replication
+ * copy's initial copy and apply, a data-only restore with
+ * --disable-triggers.  Its token, when above every token the clock knows,
+ * is recorded as restored fences are: a logical copy of the application's
+ * tables (without fencing's) becomes a primary whose first term is above
+ * every term its source wrote into them.  The tokens the clock covers are
+ * remembered by the backend (per clock table): a row in that range, every
+ * row but the first of a band, costs one compare.
+ */
+void
+restored_fence_note_token(int64 token)
+{
+	static Oid	covered_clock = InvalidOid;
+	static int64 covered = -1;
+	Oid			clock = fencing_clock_relid_if_installed();
+
+	if (!OidIsValid(clock) || (clock == covered_clock && token <= covered) ||
+		term_band_of(token) >= TERM_BAND_COUNT / 2 || !superuser())
+		return;
+	(void) clock_note_unknown_terms(token, &covered);
+	covered_clock = clock;
 }

@@ -14,4 +14,7 @@
 /* From the event trigger after CREATE TRIGGER: the fence's row triggers made by hand. */
 extern void restored_fences_note(void);
 
+/* A row's token written unchecked under session_replication_role = replica. */
+extern void restored_fence_note_token(int64 token);
+
 #endif							/* RESTORED_FENCE_H */

@@ -12,6 +12,8 @@
 #     does not own the table is refused (42501): the change is not applied;
 #   - once that role owns the table (it could switch the fence off anyway),
 #     the change is applied.
+#   - the subscriber's clock records the tokens the copy brought (an unknown
+#     server's claim): its first term is above every term of its source.
 use strict;
 use warnings;
 
@@ -74,6 +76,23 @@ is($node->safe_psql('subdb', q{SELECT string_agg(id || v || tok, ',' ORDER BY id
 	'2second6', 'INSERT and DELETE applied to the partitioned table');
 is($node->safe_psql('subdb', q{SELECT count(*) FROM fencing.scopes}),
 	'0', 'the apply raised no mark on the subscriber');
+
+# The copy carried its source's terms; the subscriber's clock knew none of
+# them (its own extension, fencing's tables not published): it records them
+# as an unknown server's claim, so a subscriber made primary (the cutover of
+# a logical-replication upgrade) issues above every term of its source,
+# those written after the first copy included.  Its first term was the
+# source's first term again before.
+my $pub_term = $node->safe_psql('pubdb', q{SELECT fencing.fence_next_epoch('jobs')});
+$node->safe_psql('pubdb', "UPDATE j SET tok = $pub_term WHERE id = 2");
+$node->wait_for_catchup('sub');
+is($node->safe_psql('subdb', 'SELECT state, claimed_system_identifier FROM fencing.clock_state()'),
+	'moves|0', 'the subscriber\'s clock records the copied tokens as an unknown server\'s claim');
+my $sub_term = $node->safe_psql('subdb', q{SELECT fencing.fence_next_epoch('jobs')});
+cmp_ok($sub_term, '>', $pub_term,
+	'the subscriber\'s first term is above every term of its source');
+is($node->safe_psql('subdb', q{SELECT count(*) FROM fencing.clock WHERE system_identifier = 0}),
+	'1', 'one claim for the copy, not one per row');
 
 # a subscription owner that is neither a superuser nor the table's owner.
 # From PostgreSQL 16 on the apply itself runs as each table's owner (and a
