@@ -40,6 +40,15 @@
  *     metadata, else, when Citus's own connection created it, only by the
  *     exact name Citus gives that table's shard of that id
  *     (citus_new_shard_table()).
+ *   - Rows written into a relation created in the writing transaction
+ *     are taken as Citus's copy of its table's rows (not judged) only when
+ *     the metadata names it that table's shard, or, where the metadata
+ *     names no shard of its id (Citus's connection from the coordinator to
+ *     itself, which cannot see the distributing transaction's metadata),
+ *     when Citus's own connection, as a role with the privileges of the
+ *     owner of the fenced table it is named after, writes a relation of
+ *     that owner that is no partition of that table
+ *     (citus_shard_in_the_making()).
  *
  *-------------------------------------------------------------------------
  */
@@ -51,9 +60,14 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_trigger.h"
 #include "common/hashfn.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/fmgroids.h"
@@ -642,33 +656,6 @@ citus_node_marks_stale(void)
 	return why;
 }
 
-bool
-citus_shard_filled_by_its_creator(Relation rel)
-{
-	int64		shardid;
-	Oid			table;
-	const char *table_name;
-	char	   *shard_name;
-
-	if (rel->rd_createSubid == InvalidSubTransactionId)
-		return false;
-	shardid = name_shard_id(RelationGetRelationName(rel));
-	if (shardid <= 0 || !citus_installed())
-		return false;
-	/*
-	 * A shard in Citus's metadata, named after its table: a partition named
-	 * "events_2025" made in this transaction is no shard of anything
-	 */
-	table = citus_shard_table_uncached(rel);
-	table_name = OidIsValid(table) ? get_rel_name(table) : NULL;
-	if (table_name == NULL)
-		return false;
-	shard_name = psprintf("%s_" INT64_FORMAT, table_name, shardid);
-	/* (Citus shortens a name too long, with a hash: then the metadata decides) */
-	return strlen(shard_name) >= NAMEDATALEN ||
-		strcmp(shard_name, RelationGetRelationName(rel)) == 0;
-}
-
 /*
  * The name Citus gives shard "shardid" of table "table" (its rule, as the
  * Citus sources describe it): "<table>_<shard id>", or, when that would
@@ -695,20 +682,190 @@ citus_shard_name(const char *table, int64 shardid, char *out)
 	}
 }
 
-/* Whether relation "table" is a Citus table whose shard "shardid" rel would be. */
+/* Whether rel is named as Citus names shard "shardid" of table, beside it. */
 static bool
-named_as_shard_of(Relation rel, Oid table, int64 shardid)
+shard_name_of(Relation rel, Oid table, int64 shardid)
 {
 	char		name[NAMEDATALEN];
 	char	   *table_name;
 
 	if (!OidIsValid(table) || table == RelationGetRelid(rel) ||
 		get_rel_namespace(table) != RelationGetNamespace(rel) ||
-		!citus_is_citus_table(table) ||
 		(table_name = get_rel_name(table)) == NULL)
 		return false;
 	citus_shard_name(table_name, shardid, name);
 	return strcmp(name, RelationGetRelationName(rel)) == 0;
+}
+
+/* Whether relation "table" is a Citus table whose shard "shardid" rel would be. */
+static bool
+named_as_shard_of(Relation rel, Oid table, int64 shardid)
+{
+	return shard_name_of(rel, table, shardid) && citus_is_citus_table(table);
+}
+
+/*
+ * The table of rel's schema that Citus would name shard "shardid" of as
+ * rel is named, by the name alone: "<table>_<shard id>", or, a long name
+ * shortened, "<clip>_<8 hex digits>_<shard id>", a table whose name starts
+ * with <clip> (pg_class's name index, from <clip> on).  InvalidOid: none.
+ */
+static Oid
+table_named_by_shard(Relation rel, int64 shardid)
+{
+	const char *name = RelationGetRelationName(rel);
+	char	   *prefix = pnstrdup(name, strrchr(name, '_') - name);
+	int			cliplen = (int) strlen(prefix) - 9;
+	Oid			table = get_relname_relid(prefix, RelationGetNamespace(rel));
+	Relation	classrel;
+	NameData	clip;
+	ScanKeyData skey;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+
+	if (shard_name_of(rel, table, shardid))
+		return table;
+	if (cliplen < 1 || prefix[cliplen] != '_' ||
+		strspn(prefix + cliplen + 1, "0123456789abcdef") != 8)
+		return InvalidOid;
+	prefix[cliplen] = '\0';
+	namestrcpy(&clip, prefix);
+	table = InvalidOid;
+	classrel = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyInit(&skey, Anum_pg_class_relname, BTGreaterEqualStrategyNumber,
+				F_NAMEGE, NameGetDatum(&clip));
+	scan = systable_beginscan(classrel, ClassNameNspIndexId, true, NULL, 1, &skey);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_class form = (Form_pg_class) GETSTRUCT(tuple);
+		char		shard[NAMEDATALEN];
+
+		/* names in byte order (pg_class.relname collates as "C"): past the clip, done */
+		if (strncmp(NameStr(form->relname), prefix, cliplen) != 0)
+			break;
+		if (form->relnamespace != RelationGetNamespace(rel) ||
+			form->oid == RelationGetRelid(rel))
+			continue;
+		citus_shard_name(NameStr(form->relname), shardid, shard);
+		if (strcmp(shard, name) == 0)
+		{
+			table = form->oid;
+			break;
+		}
+	}
+	systable_endscan(scan);
+	table_close(classrel, AccessShareLock);
+	return table;
+}
+
+/* Whether table carries a fence trigger of its own (not an interim one). */
+static bool
+table_is_fenced(Oid table, Oid fence_fn)
+{
+	Relation	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData skey;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		fenced = false;
+
+	ScanKeyInit(&skey, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(table));
+	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 1, &skey);
+	while (!fenced && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_trigger form = (Form_pg_trigger) GETSTRUCT(tuple);
+
+		fenced = form->tgfoid == fence_fn && !form->tgisinternal;
+	}
+	systable_endscan(scan);
+	table_close(tgrel, AccessShareLock);
+	return fenced;
+}
+
+/*
+ * A shard that Citus creates and fills, in this transaction, through its
+ * connection from a node to itself while it distributes a table (the
+ * coordinator's own placement of a reference table, or of a distributed
+ * table's shard when the coordinator has shards).  That backend's
+ * transaction is not the distributing one: it cannot see the metadata that
+ * transaction writes (pg_dist_partition, pg_dist_shard) before it commits,
+ * so the shard is recognised without it.  Every condition must hold:
+ *
+ *   - Citus's metadata names no shard of this id (else it decided above);
+ *   - the backend serves one of Citus's own connections (its application
+ *     name, which anyone can set: the conditions below are what count);
+ *   - rel is named as Citus names shard "shardid" of a table T of its
+ *     schema (T need not be a Citus table yet: its row in
+ *     pg_dist_partition is as unseen as the shard's);
+ *   - T carries a fence trigger of its own (rows in it were judged when
+ *     they were written: those are what Citus copies);
+ *   - the current role has the privileges of T's owner (or is a
+ *     superuser), and rel is owned by T's owner (Citus gives a shard its
+ *     table's owner before it copies rows into it): such a role may
+ *     already switch T's fence off (ALTER TABLE ... DISABLE TRIGGER), so
+ *     nothing is let in for a role that could not already write unjudged;
+ *   - rel is no partition of T (a partition made and written in one
+ *     transaction and named like a shard, "events_2", stays fenced).
+ *
+ * What it guarantees: a row is admitted unjudged only into a relation
+ * created in this very transaction (the caller checked rd_createSubid),
+ * by a role that could write unjudged into T anyway, and never into T
+ * itself or, through a partition, into T's rows.  A role granted only
+ * INSERT on T that sets Citus's application name and creates a table named
+ * "<T>_<digits>" is judged as any client (and the table would be its own,
+ * not a placement of T).
+ */
+static bool
+citus_shard_in_the_making(Relation rel, int64 shardid, Oid fence_fn)
+{
+	Datum		value;
+	Oid			table;
+	Oid			owner;
+
+	if (!citus_internal_backend() ||
+		catalog_lookup("pg_dist_shard", "pg_dist_shard_shardid_index", "shardid",
+					   Int64GetDatum(shardid), true, "logicalrelid", &value) ||
+		citus_is_citus_table(RelationGetRelid(rel)))
+		return false;
+	table = table_named_by_shard(rel, shardid);
+	if (!OidIsValid(table))
+		return false;
+	owner = fencing_relation_owner(table);
+	if (rel->rd_rel->relowner != owner ||
+		!has_privs_of_role(GetUserId(), owner) ||
+		!table_is_fenced(table, fence_fn))
+		return false;
+	return !rel->rd_rel->relispartition ||
+		!list_member_oid(get_partition_ancestors(RelationGetRelid(rel)), table);
+}
+
+bool
+citus_shard_filled_by_its_creator(Relation rel, Oid fence_fn)
+{
+	int64		shardid;
+	Oid			table;
+	const char *table_name;
+	char	   *shard_name;
+
+	if (rel->rd_createSubid == InvalidSubTransactionId)
+		return false;
+	shardid = name_shard_id(RelationGetRelationName(rel));
+	if (shardid <= 0 || !citus_installed())
+		return false;
+	/*
+	 * A shard in Citus's metadata, named after its table: a partition named
+	 * "events_2025" made in this transaction is no shard of anything
+	 */
+	table = citus_shard_table_uncached(rel);
+	if (!OidIsValid(table))
+		return citus_shard_in_the_making(rel, shardid, fence_fn);
+	table_name = get_rel_name(table);
+	if (table_name == NULL)
+		return false;
+	shard_name = psprintf("%s_" INT64_FORMAT, table_name, shardid);
+	/* (Citus shortens a name too long, with a hash: then the metadata decides) */
+	return strlen(shard_name) >= NAMEDATALEN ||
+		strcmp(shard_name, RelationGetRelationName(rel)) == 0;
 }
 
 Oid

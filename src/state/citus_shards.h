@@ -73,9 +73,15 @@ extern const char *citus_node_marks_stale(void);
  * "<table>_<shard id>") created in this very transaction: the rows Citus
  * copies into the placements it makes when it distributes a table with
  * rows (create_distributed_table, create_reference_table).  No other
- * transaction can see such a relation until this one commits.
+ * transaction can see such a relation until this one commits.  Where the
+ * metadata names no shard of its id (the coordinator's own placement,
+ * filled through Citus's connection to itself, which cannot see the
+ * distributing transaction's metadata): only in Citus's own connection, as
+ * a role with the privileges of the owner of the table (fenced by
+ * fence_fn) whose shard rel is named as, rel owned by that owner and no
+ * partition of that table.
  */
-extern bool citus_shard_filled_by_its_creator(Relation rel);
+extern bool citus_shard_filled_by_its_creator(Relation rel, Oid fence_fn);
 
 /*
  * Whether relid is a Citus-local table (citus_add_local_table_to_metadata):

@@ -1362,12 +1362,15 @@ judge(FunctionCallInfo fcinfo)
 	 * Citus copying a table's rows into the shards it has just made in this
 	 * transaction (distributing a protected table with history) is no
 	 * client's write: those rows were fenced when they were written, and
-	 * nobody else sees the new placement before this transaction commits.
+	 * nobody else sees the new placement before this transaction commits
+	 * (also the coordinator's own placement, which Citus makes and fills
+	 * through a connection to itself: citus_shard_filled_by_its_creator()).
 	 * One compare for every other write (the relation was not created in
 	 * this transaction).
 	 */
 	if (unlikely(rel->rd_createSubid != InvalidSubTransactionId) &&
-		TRIGGER_FIRED_BY_INSERT(event) && citus_shard_filled_by_its_creator(rel))
+		TRIGGER_FIRED_BY_INSERT(event) &&
+		citus_shard_filled_by_its_creator(rel, trigdata->tg_trigger->tgfoid))
 		return TRIGGER_FIRED_AFTER(event) ? PointerGetDatum(NULL) :
 			PointerGetDatum(trigdata->tg_trigtuple);
 	/*
