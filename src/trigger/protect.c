@@ -354,6 +354,15 @@ has_fence_trigger(Oid relid, const char *tgname)
 /*
  * The fence's triggers of a relation, and only those (a trigger of the same
  * name calling another function is the owner's own), dropped as its owner.
+ *
+ * For a partition (row_trigger false, after the table above it lost its row
+ * fence and with it the clones): its TRUNCATE fence only when no row fence
+ * is left on it.  One that is left is the partition's own (protect() of the
+ * partition, or of a table between the two): the TRUNCATE fence is part of
+ * that protection, not of the one being removed.  Dropping it would leave
+ * the partition protected but open to TRUNCATE, and, run as the partition's
+ * owner, would let a caller holding only TRIGGER on another role's partition
+ * drop that role's trigger (DROP TRIGGER wants the owner).
  */
 static void
 drop_fence_triggers(Oid relid, bool row_trigger)
@@ -361,6 +370,8 @@ drop_fence_triggers(Oid relid, bool row_trigger)
 	const char *names[] = {ROW_TRIGGER_NAME, INSERTED_TRIGGER_NAME, TRUNCATE_TRIGGER_NAME};
 	char	   *name = qualified_name(relid);
 
+	if (!row_trigger && has_fence_trigger(relid, ROW_TRIGGER_NAME))
+		return;
 	for (int i = row_trigger ? 0 : 2; i < (int) lengthof(names); i++)
 	{
 		if (has_fence_trigger(relid, names[i]))
