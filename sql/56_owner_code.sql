@@ -144,6 +144,42 @@ ROLLBACK;
 SELECT tgname FROM pg_trigger WHERE tgrelid = :q_oid AND tgname LIKE 'zz_fence%' ORDER BY 1;
 SELECT rolsuper FROM pg_roles WHERE rolname IN ('regress_eve', 'regress_vic');
 
+-- unprotect() of a parent drops a partition's TRUNCATE fence only with the
+-- row fence the parent gave it: a partition protected on its own keeps its
+-- whole fence.  The fence's DDL on a partition runs as the partition's
+-- owner, so the tenant, holding only TRIGGER on the victim's partition (what
+-- protect() of its parent asks), could otherwise drop the victim's trigger,
+-- which DROP TRIGGER refuses it, and leave the victim's table protected but
+-- open to TRUNCATE.
+SELECT fencing.create_scope('regress_vic_scope', 'external', 'regress_vic');
+SET ROLE regress_vic;
+CREATE TABLE vic.own (id int, tok bigint);
+SELECT fencing.protect('vic.own', 'tok', 'regress_vic_scope');
+GRANT USAGE ON SCHEMA vic TO regress_eve;
+GRANT TRIGGER ON vic.own TO regress_eve;
+SET ROLE regress_eve;
+CREATE TABLE es.tenant_root (id int, tok bigint) PARTITION BY RANGE (id);
+RESET ROLE;
+ALTER TABLE es.tenant_root ATTACH PARTITION vic.own FOR VALUES FROM (0) TO (100);
+SET ROLE regress_eve;
+DROP TRIGGER zz_fence_truncate ON vic.own;
+SELECT fencing.unprotect('es.tenant_root');
+RESET ROLE;
+SELECT tgname FROM pg_trigger
+ WHERE tgrelid = 'vic.own'::regclass AND tgname LIKE 'zz_fence%' ORDER BY 1;
+SET ROLE regress_vic;
+TRUNCATE vic.own;
+RESET ROLE;
+-- the parent's own protection: unprotect() removes all of it, partitions too
+SET ROLE regress_eve;
+CREATE TABLE es.pt2 (id int, tok bigint) PARTITION BY RANGE (id);
+CREATE TABLE es.pt2_1 PARTITION OF es.pt2 FOR VALUES FROM (0) TO (100);
+SELECT fencing.protect('es.pt2', 'tok');
+SELECT fencing.unprotect('es.pt2');
+SELECT count(*) AS fence_triggers_left FROM pg_trigger
+ WHERE tgrelid IN ('es.pt2'::regclass, 'es.pt2_1'::regclass) AND tgname LIKE 'zz_fence%';
+RESET ROLE;
+
 -- no function of the extension takes a DDL command (a pointer into the
 -- server's memory) from SQL
 SELECT count(*) AS takes_ddl_command FROM pg_proc

@@ -281,7 +281,10 @@ fencing_saved_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
  *     as ours: DDL can evaluate the table's own code.  So does the interim
  *     fence of a Citus shard's new placement (protect.c,
  *     create_interim_fence(): the table's own fence triggers copied onto
- *     the shard its owner's connection just created).
+ *     the shard its owner's connection just created).  It fires while
+ *     Citus copies the rows in, as the role running the shard operation,
+ *     so the only WHEN it copies is fencing.raise_pending() (C): not a
+ *     condition the owner wrote on a fence trigger made by hand.
  *   - Nothing reads a user's table as the owner: the TRUNCATE fence
  *     (fence_trigger.c) reads the truncated table's heap directly, with no
  *     query, as the caller.  Direct row access (direct_row.c, lease.c)

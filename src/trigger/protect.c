@@ -42,7 +42,9 @@
  * copied the rows, so the event trigger that follows its CREATE TABLE gives
  * it at once interim fence triggers, copies of its table's, internal
  * (tgisinternal: no SQL command makes one), firing ALWAYS
- * (fence_new_citus_placement()).  They judge every write as the fence does,
+ * (fence_new_citus_placement()); a WHEN condition other than the
+ * fencing.raise_pending() protect() writes is refused, not copied (it would
+ * run the owner's code as the role running the shard operation).  They judge every write as the fence does,
  * but let Citus's own copy of the rows in (fence_trigger.c); once Citus has
  * given the shard its own fence triggers, firing ALWAYS, the event trigger
  * after that ALTER TABLE drops them (retire_interim_fences()).
@@ -74,7 +76,6 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
-#include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
 #include "tcop/deparse_utility.h"
 #include "storage/lmgr.h"
@@ -355,6 +356,15 @@ has_fence_trigger(Oid relid, const char *tgname)
 /*
  * The fence's triggers of a relation, and only those (a trigger of the same
  * name calling another function is the owner's own), dropped as its owner.
+ *
+ * For a partition (row_trigger false, after the table above it lost its row
+ * fence and with it the clones): its TRUNCATE fence only when no row fence
+ * is left on it.  One that is left is the partition's own (protect() of the
+ * partition, or of a table between the two): the TRUNCATE fence is part of
+ * that protection, not of the one being removed.  Dropping it would leave
+ * the partition protected but open to TRUNCATE, and, run as the partition's
+ * owner, would let a caller holding only TRIGGER on another role's partition
+ * drop that role's trigger (DROP TRIGGER wants the owner).
  */
 static void
 drop_fence_triggers(Oid relid, bool row_trigger)
@@ -362,6 +372,8 @@ drop_fence_triggers(Oid relid, bool row_trigger)
 	const char *names[] = {ROW_TRIGGER_NAME, INSERTED_TRIGGER_NAME, TRUNCATE_TRIGGER_NAME};
 	char	   *name = qualified_name(relid);
 
+	if (!row_trigger && has_fence_trigger(relid, ROW_TRIGGER_NAME))
+		return;
 	for (int i = row_trigger ? 0 : 2; i < (int) lengthof(names); i++)
 	{
 		if (has_fence_trigger(relid, names[i]))
@@ -840,11 +852,33 @@ interim_fence(const Trigger *t, Oid fence_fn)
 	return t->tgfoid == fence_fn && t->tgisinternal;
 }
 
+/* Whether a trigger's WHEN is the one protect() writes: fencing.raise_pending(). */
+static bool
+is_raise_pending_call(const Node *when)
+{
+	Oid			raise_pending = LookupFuncName(list_make2(makeString(FENCING_SCHEMA),
+														  makeString("raise_pending")),
+											   0, NULL, true);
+
+	return OidIsValid(raise_pending) && IsA(when, FuncExpr) &&
+		((const FuncExpr *) when)->funcid == raise_pending &&
+		((const FuncExpr *) when)->args == NIL;
+}
+
 /*
  * An interim copy on rel of its Citus table's fence trigger t: the same
- * function, arguments, timing, events and WHEN condition (a call of
- * fencing.raise_pending(), which reads no column), firing ALWAYS, internal.
- * Postgres names it "<name>_<its OID>".  Created as rel's owner.
+ * function, arguments, timing, events and WHEN condition, firing ALWAYS,
+ * internal.  Postgres names it "<name>_<its OID>".  Created as rel's owner.
+ *
+ * The only WHEN copied is the one protect() writes (a call of
+ * fencing.raise_pending(), C, which reads no column).  An interim fence
+ * fires while Citus copies the rows into the new shard, as the role running
+ * the shard move or split (a superuser, or the subscription's owner of a
+ * logical replication apply), where Citus fires none of the table's own
+ * triggers: a condition the table's owner wrote on a fence trigger made by
+ * hand (its owner may execute the fence) would run the owner's functions
+ * with that role's rights.  Such a trigger is refused, as one on the
+ * table's columns (which would not fit the shard's numbers) is.
  */
 static void
 create_interim_fence(Relation rel, const Trigger *t)
@@ -856,15 +890,15 @@ create_interim_fence(Relation rel, const Trigger *t)
 	if (t->tgqual != NULL)
 	{
 		when = stringToNode(t->tgqual);
-		/* a condition on the table's columns would not fit the shard's numbers */
-		if (contain_var_clause(when))
+		if (!is_raise_pending_call(when))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("cannot fence new shard \"%s\" of protected relation",
 							RelationGetRelationName(rel)),
-					 errdetail("Its table's fence trigger \"%s\" has a WHEN condition on the table's columns.",
+					 errdetail("Its table's fence trigger \"%s\" has a WHEN condition other than fencing.raise_pending(): the fence of a new shard runs no condition of the table's owner.",
 							   t->tgname),
-					 errhint("Run fencing.protect() on the table again.")));
+					 errhint("Drop trigger \"%s\" (fencing.protect() makes the table's fence triggers), or run fencing.protect() on the table again.",
+							 t->tgname)));
 	}
 	stmt->trigname = TRIGGER_FOR_TRUNCATE(t->tgtype) ? TRUNCATE_TRIGGER_NAME "_interim" :
 		TRIGGER_FOR_BEFORE(t->tgtype) ? ROW_TRIGGER_NAME "_interim" :
