@@ -44,10 +44,11 @@
  * (tgisinternal: no SQL command makes one), firing ALWAYS
  * (fence_new_citus_placement()); a WHEN condition other than the
  * fencing.raise_pending() protect() writes is refused, not copied (it would
- * run the owner's code as the role running the shard operation).  They judge every write as the fence does,
- * but let Citus's own copy of the rows in (fence_trigger.c); once Citus has
- * given the shard its own fence triggers, firing ALWAYS, the event trigger
- * after that ALTER TABLE drops them (retire_interim_fences()).
+ * run the owner's code as the role running the shard operation).  They
+ * judge every write as the fence does, but let Citus's own copy of the
+ * rows in (fence_trigger.c); once Citus has given the shard its own fence
+ * triggers, firing ALWAYS, the event trigger after that ALTER TABLE drops
+ * them (retire_interim_fences()).
  *
  *-------------------------------------------------------------------------
  */
