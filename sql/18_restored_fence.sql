@@ -158,7 +158,19 @@ RESET ROLE;
 RESET client_min_messages;
 SELECT generation = :above_band + 1 AS in_the_rows_band, system_identifier, reason
   FROM fencing.clock ORDER BY generation DESC LIMIT 1;
-SELECT fencing.fence_next_epoch('jobs') > (:above_band + 1 + 1 + 16) * :band AS above_the_rows;
+-- a session named as Citus names its own connections, without Citus (a
+-- database's owner may make the name every session's default): recorded
+CREATE TABLE app.named (id int PRIMARY KEY, tok bigint);
+INSERT INTO app.named VALUES (1, (:above_band + 2) * :band);
+SET client_min_messages = warning;
+SET application_name = 'citus_internal gpid=1';
+CREATE TRIGGER zz_fence_row BEFORE INSERT OR UPDATE OR DELETE ON app.named
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,row}');
+RESET application_name;
+RESET client_min_messages;
+SELECT generation = :above_band + 2 AS in_the_rows_band, system_identifier
+  FROM fencing.clock ORDER BY generation DESC LIMIT 1;
+SELECT fencing.fence_next_epoch('jobs') > (:above_band + 2 + 1 + 16) * :band AS above_the_rows;
 
 \c :regress_db
 DROP DATABASE fencing_restored;

@@ -171,8 +171,13 @@ restored_fences_note(void)
 	ListCell   *lr;
 	ListCell   *lt;
 
+	/*
+	 * Citus's own connections name themselves so; without Citus the name is
+	 * only a name (a database's owner may make it the default of every
+	 * session that sends none)
+	 */
 	if (!superuser_command() || InSecurityRestrictedOperation() || IsBinaryUpgrade ||
-		citus_internal_backend())
+		(citus_internal_backend() && citus_installed()))
 		return;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
