@@ -95,17 +95,30 @@ SELECT count(*) AS claims_after_protect FROM fencing.clock;
 
 -- a role that is not a superuser making the fence by hand on its own
 -- table (it may: it owns a protected table) records nothing: an ordinary
--- role cannot move the clock
-CREATE ROLE regress_restored_owner;
+-- role cannot move the clock (its own session: a superuser's session under
+-- SET ROLE is a superuser's, below)
+SELECT current_user AS superuser_name \gset
+CREATE ROLE regress_restored_owner LOGIN;
 GRANT CREATE, USAGE ON SCHEMA app TO regress_restored_owner;
-SET ROLE regress_restored_owner;
+\c - regress_restored_owner
 CREATE TABLE app.own (id int PRIMARY KEY, tok bigint);
 SELECT fencing.protect('app.own', 'tok');
 CREATE TABLE app.own2 (id int PRIMARY KEY, tok bigint);
 INSERT INTO app.own2 VALUES (1, 9 * :band);
 CREATE TRIGGER zz_fence_row BEFORE INSERT OR UPDATE OR DELETE ON app.own2
   FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,row}');
-RESET ROLE;
+-- nor its SECURITY DEFINER function that makes one, called by a superuser
+-- (it runs as its owner, who cannot become the superuser)
+CREATE TABLE app.own3 (id int PRIMARY KEY, tok bigint);
+INSERT INTO app.own3 VALUES (1, 9 * :band);
+CREATE FUNCTION app.fence_own3() RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog AS $$
+BEGIN
+  CREATE TRIGGER zz_fence_row BEFORE INSERT OR UPDATE OR DELETE ON app.own3
+    FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,row}');
+END $$;
+\c - :superuser_name
+SELECT app.fence_own3();
 SELECT count(*) AS claims_after_ordinary_role FROM fencing.clock;
 
 -- tokens of a lock service at 2^62 or above (past half of the bands: they
@@ -118,6 +131,46 @@ SELECT replace(pg_get_triggerdef(t.oid), 'app.rows', 'app.external') || ';' AS e
 :external_trigger
 SELECT count(*) AS claims_after_external FROM fencing.clock;
 SELECT fencing.fence_next_epoch('jobs') = :first_term + 1 AS still_issues;
+
+-- a superuser's restore that creates each trigger as the table's owner
+-- (pg_restore --use-set-session-authorization, or --role): the session is
+-- a superuser's, which could RESET SESSION AUTHORIZATION; the rows' tokens
+-- above every term are recorded (nothing was, before)
+SELECT pg_catalog.max(epoch) / :band + 3 AS above_band FROM fencing.scopes \gset
+CREATE TABLE app.ssa (id int PRIMARY KEY, tok bigint);
+INSERT INTO app.ssa VALUES (1, :above_band * :band);
+ALTER TABLE app.ssa OWNER TO regress_restored_owner;
+CREATE TABLE app.setrole (id int PRIMARY KEY, tok bigint);
+INSERT INTO app.setrole VALUES (1, (:above_band + 1) * :band);
+ALTER TABLE app.setrole OWNER TO regress_restored_owner;
+-- (quiet: the NOTICE names the generation, later by the time since 2000)
+SET client_min_messages = warning;
+SET SESSION AUTHORIZATION regress_restored_owner;
+CREATE TRIGGER zz_fence_row BEFORE INSERT OR UPDATE OR DELETE ON app.ssa
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,row}');
+RESET SESSION AUTHORIZATION;
+SELECT generation = :above_band AS in_the_rows_band, system_identifier, reason
+  FROM fencing.clock ORDER BY generation DESC LIMIT 1;
+SET ROLE regress_restored_owner;
+CREATE TRIGGER zz_fence_row BEFORE INSERT OR UPDATE OR DELETE ON app.setrole
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,row}');
+RESET ROLE;
+RESET client_min_messages;
+SELECT generation = :above_band + 1 AS in_the_rows_band, system_identifier, reason
+  FROM fencing.clock ORDER BY generation DESC LIMIT 1;
+-- a session named as Citus names its own connections, without Citus (a
+-- database's owner may make the name every session's default): recorded
+CREATE TABLE app.named (id int PRIMARY KEY, tok bigint);
+INSERT INTO app.named VALUES (1, (:above_band + 2) * :band);
+SET client_min_messages = warning;
+SET application_name = 'citus_internal gpid=1';
+CREATE TRIGGER zz_fence_row BEFORE INSERT OR UPDATE OR DELETE ON app.named
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,row}');
+RESET application_name;
+RESET client_min_messages;
+SELECT generation = :above_band + 2 AS in_the_rows_band, system_identifier
+  FROM fencing.clock ORDER BY generation DESC LIMIT 1;
+SELECT fencing.fence_next_epoch('jobs') > (:above_band + 2 + 1 + 16) * :band AS above_the_rows;
 
 \c :regress_db
 DROP DATABASE fencing_restored;

@@ -14,8 +14,9 @@
  * service's token) of the source.
  *
  * So after each CREATE TRIGGER of the fence's row trigger that a superuser
- * ran by hand (a restore: pg_restore and psql run the dump's statements;
- * protect() creates its triggers as the table's owner in a
+ * ran by hand (a restore: pg_restore and psql run the dump's statements,
+ * also as the table's owner under the superuser's SET SESSION AUTHORIZATION
+ * or SET ROLE; protect() creates its triggers as the table's owner in a
  * security-restricted operation, Citus over its own connections, and a
  * partition's cloned trigger has a parent), the table's rows, every
  * partition's, are read once for their highest token, and when it is above
@@ -138,6 +139,23 @@ note_restored_rows(Oid relid, Oid tgoid)
 						   highest, generation)));
 }
 
+/*
+ * Whether the command is a superuser's: the current role is one, or the
+ * session was authenticated as one and runs no SECURITY DEFINER function
+ * (a restore under SET SESSION AUTHORIZATION or SET ROLE: pg_restore
+ * --use-set-session-authorization or --role creates each trigger as the
+ * table's owner).  Such a session may RESET SESSION AUTHORIZATION or RESET
+ * ROLE and do the same as the superuser: whatever code runs in it could.
+ * Not a SECURITY DEFINER function of an ordinary role that a superuser's
+ * session calls: it runs as its owner, with no way back.
+ */
+static bool
+superuser_command(void)
+{
+	return superuser() ||
+		(superuser_arg(GetAuthenticatedUserId()) && !InLocalUserIdChange());
+}
+
 void
 restored_fences_note(void)
 {
@@ -157,8 +175,13 @@ restored_fences_note(void)
 	ListCell   *lr;
 	ListCell   *lt;
 
-	if (!superuser() || InSecurityRestrictedOperation() || IsBinaryUpgrade ||
-		citus_internal_backend())
+	/*
+	 * Citus's own connections name themselves so; without Citus the name is
+	 * only a name (a database's owner may make it the default of every
+	 * session that sends none)
+	 */
+	if (!superuser_command() || InSecurityRestrictedOperation() || IsBinaryUpgrade ||
+		(citus_internal_backend() && citus_installed()))
 		return;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
