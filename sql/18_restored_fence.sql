@@ -53,6 +53,10 @@ CREATE TABLE app.parted_2 PARTITION OF app.parted FOR VALUES FROM (100) TO (200)
 INSERT INTO app.jobs VALUES (1, 2 * :band + 1, 'a'), (2, 2 * :band + 2, 'b');
 INSERT INTO app.rows VALUES (1, 7, 'a');
 INSERT INTO app.parted VALUES (5, 2 * :band + 3, 'a'), (150, 2 * :band + 5, 'b');
+-- a scope of a lock service's tokens already there, far above the rows'
+-- tokens: another table's scope, it does not hide them
+SELECT fencing.create_scope('lock_service', tokens => 'external');
+SELECT fencing.takeover('lock_service', 1000000000000000);
 SELECT count(*) AS clock_rows FROM fencing.clock;
 :triggers
 -- one claim, by an unknown server, in the band of the first table's highest

@@ -331,38 +331,49 @@ clock_unconfirmed_reason(const ClockRow *row, bool *refuse, const char **setting
  * no term above them.  Read as the extension's owner, one pass over the
  * scopes (only when the clock moves, or is shown).
  *
- * With any_token, the highest token any scope knows instead: every mark and
- * latest term, of either kind of tokens.
+ * With scope, also that scope's own mark and latest term (*in_scope, -1
+ * when it has none or does not exist), of either kind of tokens.
  */
-static int64
-clock_highest_term(Snapshot snapshot, bool any_token)
+static void
+clock_known_tokens(Snapshot snapshot, const char *scope, int64 *issued, int64 *in_scope)
 {
-	static SPIPlanPtr issued_plan = NULL;
-	static SPIPlanPtr any_plan = NULL;
-	static const char *issued_sql =
-		"SELECT pg_catalog.max(s.epoch) FROM fencing.scopes AS s"
-		" WHERE s.tokens OPERATOR(pg_catalog.=) 'issued'";
-	static const char *any_sql =
-		"SELECT pg_catalog.max(k.token) FROM (SELECT s.mark FROM fencing.scopes AS s"
-		" UNION ALL SELECT s.epoch FROM fencing.scopes AS s) AS k(token)";
-	const char *sql = any_token ? any_sql : issued_sql;
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"SELECT (SELECT pg_catalog.max(s.epoch) FROM fencing.scopes AS s"
+		"         WHERE s.tokens OPERATOR(pg_catalog.=) 'issued'),"
+		"       (SELECT GREATEST(s.mark, s.epoch) FROM fencing.scopes AS s"
+		"         WHERE s.scope OPERATOR(pg_catalog.=) $1)";
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {scope != NULL ? CStringGetTextDatum(scope) : (Datum) 0};
+	char		nulls[1] = {scope != NULL ? ' ' : 'n'};
 	FencingUserContext uctx;
-	int64		highest = -1;
 	bool		isnull;
 	Datum		d;
 
+	*issued = -1;
+	*in_scope = -1;
 	fencing_spi_connect_as_owner(&uctx);
-	if (SPI_execute_snapshot(fencing_saved_plan(any_token ? &any_plan : &issued_plan, sql, 0, NULL),
-							 NULL, NULL, snapshot, InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+	if (SPI_execute_snapshot(fencing_saved_plan(&plan, sql, 1, argtypes), values, nulls,
+							 snapshot, InvalidSnapshot, true, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
 		elog(ERROR, "\"%s\" failed", sql);
-	if (SPI_processed == 1)
-	{
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		if (!isnull)
-			highest = DatumGetInt64(d);
-	}
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		*issued = DatumGetInt64(d);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	if (!isnull)
+		*in_scope = DatumGetInt64(d);
 	fencing_spi_finish_as_owner(&uctx);
-	return highest;
+}
+
+static int64
+clock_highest_term(Snapshot snapshot)
+{
+	int64		issued;
+	int64		in_scope;
+
+	clock_known_tokens(snapshot, NULL, &issued, &in_scope);
+	return issued;
 }
 
 /*
@@ -384,7 +395,7 @@ clock_highest_term(Snapshot snapshot, bool any_token)
 static int64
 clock_generation_after_used(const ClockRow *row, Snapshot snapshot)
 {
-	int64		highest = clock_highest_term(snapshot, false);
+	int64		highest = clock_highest_term(snapshot);
 	int64		generation = -1;
 
 	if (row->found && (row->band.generation > TERM_BAND_COUNT ||
@@ -637,25 +648,6 @@ clock_band_peek_verdict(int64 tli, ClockVerdict *verdict)
 }
 
 /*
- * Tokens this clock never issued, found in the rows of a table whose fence
- * a superuser made by hand (trigger/protect.c): a restore of the
- * application's schema without the extension's data (pg_dump -n, -t), into
- * a database whose clock and scopes know nothing of the source.  "token" is
- * the highest token of those rows.  When it is above every mark and term
- * the scopes know, and not already below such a claim in force, it is
- * recorded as a claim by an unknown server (system identifier 0) on
- * timeline 1 in its band, or above the claim in force,
- * claimed at the start of the timestamps: the next term then moves above
- * it, CLOCK_MOVE_LOST_TIMELINES more, later by the time since 2000-01-01,
- * as from terms with no claim.  Nothing is written when the tokens are
- * known, nor when the move would reach past half of the bands (a lock
- * service's tokens, 2^62 and above: the claim would use up the bands of
- * every later move).  Returns the generation claimed, or -1; *covered: the
- * highest token the clock now knows to be below its next term (the marks
- * and terms, the band of an unknown server's claim in force), for a caller
- * that skips the tokens below it.
- */
-/*
  * The bands a clock reaches by its own terms, moves and confirmations
  * (about 17 a move, one per 12.7 days since 2000: a few thousand in this
  * century) are far below half of them; a token past that is a lock
@@ -663,8 +655,30 @@ clock_band_peek_verdict(int64 tli, ClockVerdict *verdict)
  */
 #define CLOCK_UNKNOWN_TERMS_BANDS	(TERM_BAND_COUNT / 2)
 
+/*
+ * Tokens this clock never issued, found in rows written without the
+ * extension's data (trigger/restored_fence.c): a table whose fence a
+ * superuser's restore made (pg_dump -n, -t, into a database whose clock
+ * and scopes know nothing of the source), a row a logical replication copy
+ * brought.  "token" is the highest token seen; "scope", the table's own
+ * scope if it names one (else NULL).  When the token is above every term
+ * of the scopes of issued tokens and above the mark and latest term of
+ * that scope (a scope of external tokens holds a lock service's numbers:
+ * the table's own may cover its rows, another one must not hide them), and
+ * not in the band of an unknown server's claim in force, it is recorded as
+ * a claim by an unknown server (system identifier 0) on timeline 1, in its
+ * band or above the claim in force, claimed at the start of the
+ * timestamps: the next term then moves above it, CLOCK_MOVE_LOST_TIMELINES
+ * more, later by the time since 2000-01-01, as from terms with no claim.
+ * Nothing is written when the move would reach past half of the bands (a
+ * lock service's tokens, 2^62 and above: the claim would use up the bands
+ * of every later move).  Returns the generation claimed, or -1; *covered:
+ * the highest token the clock now knows below its next term whatever the
+ * scope (the issued terms, the band of an unknown server's claim in force),
+ * for a caller that skips the tokens below it.
+ */
 int64
-clock_note_unknown_terms(int64 token, int64 *covered)
+clock_note_unknown_terms(int64 token, const char *scope, int64 *covered)
 {
 	Oid			clock_oid = fencing_clock_relid_if_installed();
 	int64		tli = term_band_timeline();
@@ -673,6 +687,7 @@ clock_note_unknown_terms(int64 token, int64 *covered)
 	Snapshot	snapshot;
 	TermBand	claim = {0, 0};
 	int64		highest;
+	int64		in_scope;
 	int64		claimed = -1;
 
 	*covered = token;
@@ -681,13 +696,13 @@ clock_note_unknown_terms(int64 token, int64 *covered)
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	rel = table_open(clock_oid, AccessShareLock);
 	clock_read(rel, snapshot, &row);
-	highest = clock_highest_term(snapshot, true);
+	clock_known_tokens(snapshot, scope, &highest, &in_scope);
 	/* an unknown server's claim in force covers its band (the next table of a restore) */
 	if (row.found && row.system_identifier == 0 && row.band.generation < CLOCK_UNKNOWN_TERMS_BANDS)
 		*covered = Max(highest, ((row.band.generation + 1) << TERM_BAND_COUNTER_BITS) - 1);
 	else
 		*covered = highest;
-	if (token > *covered)
+	if (token > *covered && token > in_scope)
 	{
 		claim.generation = term_band_of(token);
 		if (row.found)

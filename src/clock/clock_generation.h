@@ -33,7 +33,7 @@ extern TermBand clock_band_peek(int64 tli);
  */
 extern TermBand clock_band_for_fencing(int64 tli);
 
-extern int64 clock_note_unknown_terms(int64 token, int64 *covered);
+extern int64 clock_note_unknown_terms(int64 token, const char *scope, int64 *covered);
 
 /* Settings, and what the server's start tells (shared_preload_libraries). */
 extern void clock_generation_init(void);

@@ -41,6 +41,7 @@
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "replication/logicalworker.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -53,19 +54,24 @@
 
 /*
  * The token column a fence trigger's arguments name (as fence_config.c
- * reads them: the first argument, or the first element of a single packed
- * one); NULL when they name none.  Not checked: a trigger made by hand with
- * bad arguments is refused at its first write, not here.
+ * reads them: the arguments, or the elements of a single packed one), and
+ * its fixed scope if it names one; false when they name no column.  Not
+ * checked: a trigger made by hand with bad arguments is refused at its
+ * first write, not here.
  */
-static const char *
-token_column_of(const Trigger *t)
+static bool
+fence_arguments(const Trigger *t, char **column, char **scope)
 {
-	int			nargs;
-	char	  **args;
+	int			nargs = t->tgnargs;
+	char	  **args = t->tgargs;
 
-	if (t->tgnargs == 1 && t->tgargs[0][0] == '{')
-		return fence_config_unpack(t->tgargs[0], &nargs, &args) && nargs > 0 ? args[0] : NULL;
-	return t->tgnargs > 0 ? t->tgargs[0] : NULL;
+	if (nargs == 1 && args[0][0] == '{' && !fence_config_unpack(args[0], &nargs, &args))
+		return false;
+	if (nargs < 1)
+		return false;
+	*column = pstrdup(args[0]);
+	*scope = nargs >= 4 && strcmp(args[2], "scope") == 0 ? pstrdup(args[3]) : NULL;
+	return true;
 }
 
 /*
@@ -114,7 +120,8 @@ static void
 note_restored_rows(Oid relid, Oid tgoid)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
-	const char *column = NULL;
+	char	   *column = NULL;
+	char	   *scope = NULL;
 	int64		highest;
 	int64		generation;
 	int64		covered;
@@ -123,19 +130,20 @@ note_restored_rows(Oid relid, Oid tgoid)
 	{
 		const Trigger *t = &rel->trigdesc->triggers[i];
 
-		if (t->tgoid == tgoid && token_column_of(t) != NULL)
-			column = pstrdup(token_column_of(t));	/* the relcache's copy goes with the close */
+		/* copies: the relcache's go with the close */
+		if (t->tgoid == tgoid && !fence_arguments(t, &column, &scope))
+			column = NULL;
 	}
 	table_close(rel, NoLock);
 	if (column == NULL)
 		return;
 	highest = highest_row_token(relid, column);
-	generation = clock_note_unknown_terms(highest, &covered);
+	generation = clock_note_unknown_terms(highest, scope, &covered);
 	if (generation >= 0)
 		ereport(NOTICE,
 				(errmsg("the epoch clock moves above the tokens of table \"%s\"",
 						get_rel_name(relid)),
-				 errdetail("Its rows carry token " INT64_FORMAT ", above every mark and term of this database: its fence was made without the extension's data (a restore of a schema alone). The next term is issued beyond generation " INT64_FORMAT ".",
+				 errdetail("Its rows carry token " INT64_FORMAT ", above every term of this database and its scope's mark: its fence was made without the extension's data (a restore of a schema alone). The next term is issued beyond generation " INT64_FORMAT ".",
 						   highest, generation)));
 }
 
@@ -152,6 +160,12 @@ note_restored_rows(Oid relid, Oid tgoid)
 static bool
 superuser_command(void)
 {
+	/*
+	 * a logical replication worker: its subscription's owner (from
+	 * PostgreSQL 16 it applies as each table's owner, by its own switch)
+	 */
+	if (IsLogicalWorker())
+		return superuser_arg(GetAuthenticatedUserId());
 	return superuser() ||
 		(superuser_arg(GetAuthenticatedUserId()) && !InLocalUserIdChange());
 }
@@ -205,11 +219,13 @@ restored_fences_note(void)
 }
 
 /*
- * A row written unchecked under session_replication_role = replica by a
- * superuser (fence_trigger.c: replica_passes()): a logical replication
- * copy's initial copy and apply, a data-only restore with
- * --disable-triggers.  Its token, when above every token the clock knows,
- * is recorded as restored fences are: a logical copy of the application's
+ * A row written unchecked under session_replication_role = replica
+ * (fence_trigger.c: replica_passes()) by a superuser's session or a
+ * subscription a superuser owns: a logical replication copy's initial copy
+ * and apply, a data-only restore with --disable-triggers.  Its token, when
+ * above every term the clock knows (not the scopes' marks: the copy's
+ * scopes are not there), is recorded as restored fences are: a logical
+ * copy of the application's
  * tables (without fencing's) becomes a primary whose first term is above
  * every term its source wrote into them.  The tokens the clock covers are
  * remembered by the backend (per clock table): a row in that range, every
@@ -223,8 +239,8 @@ restored_fence_note_token(int64 token)
 	Oid			clock = fencing_clock_relid_if_installed();
 
 	if (!OidIsValid(clock) || (clock == covered_clock && token <= covered) ||
-		term_band_of(token) >= TERM_BAND_COUNT / 2 || !superuser())
+		term_band_of(token) >= TERM_BAND_COUNT / 2 || !superuser_command())
 		return;
-	(void) clock_note_unknown_terms(token, &covered);
+	(void) clock_note_unknown_terms(token, NULL, &covered);
 	covered_clock = clock;
 }
