@@ -20,11 +20,18 @@
  * security-restricted operation, Citus over its own connections, and a
  * partition's cloned trigger has a parent), the table's rows, every
  * partition's, are read once for their highest token, and when it is above
- * every mark and term this database knows, the clock records it as a claim
- * by an unknown server (clock_note_unknown_terms()): the next term moves
- * above it, as after a restore of the whole database.  A whole-database
- * restore loads the extension's tables before the triggers: its rows are
- * below the restored marks, and nothing is recorded.
+ * every term of the database's scopes of issued tokens and the mark of the
+ * table's own scope, the clock records it as a claim by an unknown server
+ * (clock_note_unknown_terms()): the next term moves above it, as after a
+ * restore of the whole database.  A whole-database restore loads the
+ * extension's tables before the triggers: its rows are below the restored
+ * terms and marks, and nothing is recorded (but for a table fenced per row
+ * with a lock service's tokens, which no scope covers: a harmless move).
+ *
+ * Likewise each row a superuser's session, or a subscription a superuser
+ * owns, writes unchecked under session_replication_role = replica: a
+ * logical replication copy of the application's tables becomes a primary
+ * whose first term is above every term its source wrote into them.
  *
  * The read runs no code of any role (a heap scan and the integer's own
  * compare) and needs no right on the table beyond the trigger's; it only
@@ -225,11 +232,11 @@ restored_fences_note(void)
  * and apply, a data-only restore with --disable-triggers.  Its token, when
  * above every term the clock knows (not the scopes' marks: the copy's
  * scopes are not there), is recorded as restored fences are: a logical
- * copy of the application's
- * tables (without fencing's) becomes a primary whose first term is above
- * every term its source wrote into them.  The tokens the clock covers are
- * remembered by the backend (per clock table): a row in that range, every
- * row but the first of a band, costs one compare.
+ * copy of the application's tables (without fencing's) becomes a primary
+ * whose first term is above every term its source wrote into them.  The
+ * tokens the clock covers are remembered by the backend (per clock
+ * table): a row in that range, every row but the first of a band, costs
+ * one compare.
  */
 void
 restored_fence_note_token(int64 token)
