@@ -159,7 +159,6 @@ reject_conflict(Relation rel, const FenceConfig *cfg, const char *scope,
 	fence_reject_conflict(&w, cfg->token_column, column, declared);
 }
 
-
 /*
  * The statement that fired the trigger is not known (it began before the
  * library was loaded, so no hook saw it; or no running statement holds the
