@@ -10,6 +10,8 @@
 \set SHOW_CONTEXT never
 \set band 1099511627776
 SELECT current_database() AS regress_db \gset
+-- the application's schema, in the source and in the restore
+\set app_schema 'CREATE SCHEMA app; CREATE TABLE app.jobs (id int PRIMARY KEY, tok bigint, v text); CREATE TABLE app.rows (id int PRIMARY KEY, tok int, v text); CREATE TABLE app.parted (id int, tok bigint, v text) PARTITION BY RANGE (id); CREATE TABLE app.parted_1 PARTITION OF app.parted FOR VALUES FROM (0) TO (100); CREATE TABLE app.parted_2 PARTITION OF app.parted FOR VALUES FROM (100) TO (200);'
 -- the source: a scope table, a per-row table and a partitioned one, whose
 -- rows carry terms of timeline 3's band (a source that failed over twice)
 CREATE DATABASE fencing_restored_src;
@@ -17,12 +19,7 @@ CREATE DATABASE fencing_restored_src;
 SET client_min_messages = error;
 CREATE EXTENSION fencing;
 RESET client_min_messages;
-CREATE SCHEMA app;
-CREATE TABLE app.jobs (id int PRIMARY KEY, tok bigint, v text);
-CREATE TABLE app.rows (id int PRIMARY KEY, tok int, v text);
-CREATE TABLE app.parted (id int, tok bigint, v text) PARTITION BY RANGE (id);
-CREATE TABLE app.parted_1 PARTITION OF app.parted FOR VALUES FROM (0) TO (100);
-CREATE TABLE app.parted_2 PARTITION OF app.parted FOR VALUES FROM (100) TO (200);
+:app_schema
 SELECT fencing.protect('app.jobs', 'tok', scope => 'jobs');
 SELECT fencing.protect('app.rows', 'tok');
 SELECT fencing.protect('app.parted', 'tok', scope => 'parted');
@@ -44,12 +41,7 @@ CREATE DATABASE fencing_restored;
 SET client_min_messages = error;
 CREATE EXTENSION fencing;
 RESET client_min_messages;
-CREATE SCHEMA app;
-CREATE TABLE app.jobs (id int PRIMARY KEY, tok bigint, v text);
-CREATE TABLE app.rows (id int PRIMARY KEY, tok int, v text);
-CREATE TABLE app.parted (id int, tok bigint, v text) PARTITION BY RANGE (id);
-CREATE TABLE app.parted_1 PARTITION OF app.parted FOR VALUES FROM (0) TO (100);
-CREATE TABLE app.parted_2 PARTITION OF app.parted FOR VALUES FROM (100) TO (200);
+:app_schema
 INSERT INTO app.jobs VALUES (1, 2 * :band + 1, 'a'), (2, 2 * :band + 2, 'b');
 INSERT INTO app.rows VALUES (1, 7, 'a');
 INSERT INTO app.parted VALUES (5, 2 * :band + 3, 'a'), (150, 2 * :band + 5, 'b');
@@ -175,6 +167,27 @@ RESET client_min_messages;
 SELECT generation = :above_band + 2 AS in_the_rows_band, system_identifier
   FROM fencing.clock ORDER BY generation DESC LIMIT 1;
 SELECT fencing.fence_next_epoch('jobs') > (:above_band + 2 + 1 + 16) * :band AS above_the_rows;
+
+-- a superuser's rows written unchecked under session_replication_role =
+-- replica (a logical copy's apply, a data-only restore): a token above the
+-- issued terms is recorded once per band; one rolled back to a savepoint
+-- takes its claim with it, and the same token written again records it
+-- again (the backend forgets what the rolled-back claim covered).
+-- app.legacy: protect() made its fence, which fires ALWAYS (a restore
+-- enables it so with ALTER TABLE ... ENABLE ALWAYS TRIGGER)
+SELECT count(*) AS claims_before_replica FROM fencing.clock \gset
+BEGIN;
+SET LOCAL session_replication_role = replica;
+SAVEPOINT s;
+INSERT INTO app.legacy VALUES (20, 2000 * :band);
+ROLLBACK TO SAVEPOINT s;
+INSERT INTO app.legacy VALUES (21, 2000 * :band);
+INSERT INTO app.legacy VALUES (22, 2000 * :band + 1);
+COMMIT;
+SELECT count(*) - :claims_before_replica AS claims_added, max(generation) AS generation
+  FROM fencing.clock;
+SELECT count(*) AS unknown_claims_in_its_band FROM fencing.clock
+ WHERE system_identifier = 0 AND generation = 2000;
 
 \c :regress_db
 DROP DATABASE fencing_restored;

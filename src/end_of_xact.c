@@ -38,11 +38,16 @@
 #include "security/scope_acl.h"
 #include "state/scope_rows.h"
 #include "tokens/declared_token.h"
+#include "trigger/restored_fence.h"
 #include "trigger/running_statement.h"
 
 static void
 fencing_xact_callback(XactEvent event, void *arg)
 {
+	/* a claim it inserted may be gone with it (or later, if prepared) */
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		restored_fence_at_abort();
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
@@ -79,6 +84,7 @@ fencing_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	declared_token_at_subxact_abort(mySubid);
 	scope_mark_at_subxact_abort(mySubid);
 	scope_acl_at_subxact_abort();
+	restored_fence_at_abort();
 }
 
 void

@@ -236,13 +236,15 @@ restored_fences_note(void)
  * whose first term is above every term its source wrote into them.  The
  * tokens the clock covers are remembered by the backend (per clock
  * table): a row in that range, every row but the first of a band, costs
- * one compare.
+ * one compare.  What a claim of this transaction covers is forgotten when
+ * it rolls back, to a savepoint too (restored_fence_at_abort()).
  */
+static Oid	covered_clock = InvalidOid;
+static int64 covered = -1;
+
 void
 restored_fence_note_token(int64 token)
 {
-	static Oid	covered_clock = InvalidOid;
-	static int64 covered = -1;
 	Oid			clock = fencing_clock_relid_if_installed();
 
 	if (!OidIsValid(clock) || (clock == covered_clock && token <= covered) ||
@@ -250,4 +252,17 @@ restored_fence_note_token(int64 token)
 		return;
 	(void) clock_note_unknown_terms(token, NULL, &covered);
 	covered_clock = clock;
+}
+
+/*
+ * A transaction or subtransaction rolled back (or prepared: it may be
+ * rolled back later): the range remembered may rest on a claim it
+ * inserted, which is gone with it.  The next row above the issued terms
+ * asks the clock again.
+ */
+void
+restored_fence_at_abort(void)
+{
+	covered_clock = InvalidOid;
+	covered = -1;
 }

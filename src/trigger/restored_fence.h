@@ -17,4 +17,7 @@ extern void restored_fences_note(void);
 /* A row's token written unchecked under session_replication_role = replica. */
 extern void restored_fence_note_token(int64 token);
 
+/* The transaction or a subtransaction rolled back: forget what its claims covered. */
+extern void restored_fence_at_abort(void);
+
 #endif							/* RESTORED_FENCE_H */
