@@ -168,6 +168,38 @@ SELECT generation = :above_band + 2 AS in_the_rows_band, system_identifier
   FROM fencing.clock ORDER BY generation DESC LIMIT 1;
 SELECT fencing.fence_next_epoch('jobs') > (:above_band + 2 + 1 + 16) * :band AS above_the_rows;
 
+-- a data-only restore with --disable-triggers into a schema that already
+-- has its fence (made by the application's migrations): pg_restore
+-- disables every trigger of a table, loads its rows, and enables them
+-- again (ENABLE TRIGGER ALL, as a superuser); the rows' tokens above every
+-- term are recorded then.  Disabling records nothing; an ordinary role
+-- enabling its own table's triggers records nothing.
+CREATE TABLE app.loaded (id int PRIMARY KEY, tok bigint);
+SELECT fencing.protect('app.loaded', 'tok');
+SELECT count(*) AS claims_before_load, pg_catalog.max(s.epoch) / :band + 3 AS load_band
+  FROM fencing.clock, (SELECT pg_catalog.max(epoch) AS epoch FROM fencing.scopes) AS s \gset
+ALTER TABLE app.loaded DISABLE TRIGGER ALL;
+INSERT INTO app.loaded VALUES (1, :load_band * :band);
+SELECT count(*) - :claims_before_load AS claims_while_disabled FROM fencing.clock;
+SET client_min_messages = warning;
+ALTER TABLE app.loaded ENABLE TRIGGER ALL;
+RESET client_min_messages;
+SELECT generation = :load_band AS in_the_rows_band, system_identifier, reason
+  FROM fencing.clock ORDER BY generation DESC LIMIT 1;
+SELECT fencing.fence_next_epoch('jobs') > (:load_band + 1 + 16) * :band AS above_the_rows;
+-- ENABLE TRIGGER ALL leaves the fence firing in origin mode only: said,
+-- and ENABLE ALWAYS TRIGGER (the runbook's step) mends it
+SELECT enabled, problem FROM fencing.protected_tables WHERE relation = 'app.loaded'::regclass;
+ALTER TABLE app.loaded ENABLE ALWAYS TRIGGER zz_fence_row, ENABLE ALWAYS TRIGGER zz_fence_truncate;
+SELECT enabled, problem FROM fencing.protected_tables WHERE relation = 'app.loaded'::regclass;
+SELECT count(*) AS claims_before_owner_enables FROM fencing.clock \gset
+\c - regress_restored_owner
+ALTER TABLE app.own DISABLE TRIGGER ALL;
+INSERT INTO app.own VALUES (1, 9000 * :band);
+ALTER TABLE app.own ENABLE TRIGGER ALL;
+\c - :superuser_name
+SELECT count(*) - :claims_before_owner_enables AS claims_after_owner_enables FROM fencing.clock;
+
 -- a superuser's rows written unchecked under session_replication_role =
 -- replica (a logical copy's apply, a data-only restore): a token above the
 -- issued terms is recorded once per band; one rolled back to a savepoint
@@ -179,15 +211,15 @@ SELECT count(*) AS claims_before_replica FROM fencing.clock \gset
 BEGIN;
 SET LOCAL session_replication_role = replica;
 SAVEPOINT s;
-INSERT INTO app.legacy VALUES (20, 2000 * :band);
+INSERT INTO app.legacy VALUES (20, 10000 * :band);
 ROLLBACK TO SAVEPOINT s;
-INSERT INTO app.legacy VALUES (21, 2000 * :band);
-INSERT INTO app.legacy VALUES (22, 2000 * :band + 1);
+INSERT INTO app.legacy VALUES (21, 10000 * :band);
+INSERT INTO app.legacy VALUES (22, 10000 * :band + 1);
 COMMIT;
 SELECT count(*) - :claims_before_replica AS claims_added, max(generation) AS generation
   FROM fencing.clock;
 SELECT count(*) AS unknown_claims_in_its_band FROM fencing.clock
- WHERE system_identifier = 0 AND generation = 2000;
+ WHERE system_identifier = 0 AND generation = 10000;
 
 \c :regress_db
 DROP DATABASE fencing_restored;

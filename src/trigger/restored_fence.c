@@ -13,7 +13,10 @@
  * rows themselves tell: the highest token they carry is a term (or a lock
  * service's token) of the source.
  *
- * So after each CREATE TRIGGER of the fence's row trigger that a superuser
+ * So after each CREATE TRIGGER of the fence's row trigger, and each ALTER
+ * TABLE ... ENABLE TRIGGER of a table that has one (a data-only restore
+ * with --disable-triggers, into a schema that has its fence already, ends
+ * each table's rows with ENABLE TRIGGER ALL), that a superuser
  * ran by hand (a restore: pg_restore and psql run the dump's statements,
  * also as the table's owner under the superuser's SET SESSION AUTHORIZATION
  * or SET ROLE; protect() creates its triggers as the table's owner in a
@@ -47,6 +50,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
+#include "tcop/deparse_utility.h"
 #include "miscadmin.h"
 #include "replication/logicalworker.h"
 #include "utils/lsyscache.h"
@@ -177,11 +181,46 @@ superuser_command(void)
 		(superuser_arg(GetAuthenticatedUserId()) && !InLocalUserIdChange());
 }
 
+/*
+ * Whether an ALTER TABLE command enables triggers (ENABLE [ALWAYS |
+ * REPLICA] TRIGGER name, ALL or USER): a data-only restore with
+ * --disable-triggers ends each table's rows with ENABLE TRIGGER ALL.
+ */
+static bool
+enables_triggers(const CollectedCommand *cmd)
+{
+	ListCell   *lc;
+
+	if (cmd == NULL || cmd->type != SCT_AlterTable)
+		return false;
+	foreach(lc, cmd->d.alterTable.subcmds)
+	{
+		const CollectedATSubcmd *sub = (const CollectedATSubcmd *) lfirst(lc);
+		const AlterTableCmd *at = (const AlterTableCmd *) sub->parsetree;
+
+		if (at == NULL || !IsA(at, AlterTableCmd))
+			continue;
+		switch (at->subtype)
+		{
+			case AT_EnableTrig:
+			case AT_EnableAlwaysTrig:
+			case AT_EnableReplicaTrig:
+			case AT_EnableTrigAll:
+			case AT_EnableTrigUser:
+				return true;
+			default:
+				break;
+		}
+	}
+	return false;
+}
+
 void
 restored_fences_note(void)
 {
-	static const char *sql =
-		"SELECT t.tgrelid, t.oid"
+	/* a fence's row trigger made by hand (its clones on partitions have a parent) */
+	static const char *created_sql =
+		"SELECT t.tgrelid, t.oid, NULL"
 		"  FROM pg_catalog.pg_event_trigger_ddl_commands() AS d"
 		"  JOIN pg_catalog.pg_trigger AS t ON t.oid OPERATOR(pg_catalog.=) d.objid"
 		" WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_trigger'::pg_catalog.regclass"
@@ -190,6 +229,20 @@ restored_fences_note(void)
 		/* BEFORE ... FOR EACH ROW, with the fence's arguments */
 		"   AND (t.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 3) OPERATOR(pg_catalog.=) 3"
 		"   AND t.tgnargs OPERATOR(pg_catalog.>) 0";
+	/* a table altered that has an enabled fence row trigger (its first) */
+	static const char *altered_sql =
+		"SELECT d.objid, f.oid, d.command"
+		"  FROM pg_catalog.pg_event_trigger_ddl_commands() AS d"
+		"  CROSS JOIN LATERAL (SELECT t.oid FROM pg_catalog.pg_trigger AS t"
+		"                       WHERE t.tgrelid OPERATOR(pg_catalog.=) d.objid"
+		"                         AND t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure"
+		"                         AND (t.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 3) OPERATOR(pg_catalog.=) 3"
+		"                         AND t.tgnargs OPERATOR(pg_catalog.>) 0"
+		"                         AND t.tgenabled OPERATOR(pg_catalog.<>) 'D'"
+		"                       ORDER BY t.oid LIMIT 1) AS f"
+		" WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+		"   AND d.command_tag OPERATOR(pg_catalog.=) 'ALTER TABLE'";
+	const char *queries[2] = {created_sql, altered_sql};
 	MemoryContext caller = CurrentMemoryContext;
 	List	   *relids = NIL;
 	List	   *tgoids = NIL;
@@ -206,19 +259,26 @@ restored_fences_note(void)
 		return;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/* not read-only: the statement's snapshot was taken before the trigger was made */
-	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "reading the triggers of the event trigger failed");
-	for (uint64 i = 0; i < SPI_processed; i++)
+	for (size_t q = 0; q < lengthof(queries); q++)
 	{
-		bool		isnull;
-		Datum		relid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-		Datum		tgoid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
-		MemoryContext spi = MemoryContextSwitchTo(caller);
+		/* not read-only: the statement's snapshot was taken before the trigger was made */
+		if (SPI_execute(queries[q], false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "reading the triggers of the event trigger failed");
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+			Datum		relid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+			Datum		tgoid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+			Datum		command = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull);
+			MemoryContext spi;
 
-		relids = lappend_oid(relids, DatumGetObjectId(relid));
-		tgoids = lappend_oid(tgoids, DatumGetObjectId(tgoid));
-		MemoryContextSwitchTo(spi);
+			if (!isnull && !enables_triggers((const CollectedCommand *) DatumGetPointer(command)))
+				continue;
+			spi = MemoryContextSwitchTo(caller);
+			relids = lappend_oid(relids, DatumGetObjectId(relid));
+			tgoids = lappend_oid(tgoids, DatumGetObjectId(tgoid));
+			MemoryContextSwitchTo(spi);
+		}
 	}
 	SPI_finish();
 	forboth(lr, relids, lt, tgoids)
@@ -229,7 +289,7 @@ restored_fences_note(void)
  * A row written unchecked under session_replication_role = replica
  * (fence_trigger.c: replica_passes()) by a superuser's session or a
  * subscription a superuser owns: a logical replication copy's initial copy
- * and apply, a data-only restore with --disable-triggers.  Its token, when
+ * and apply, a superuser's load under that setting.  Its token, when
  * above every term the clock knows (not the scopes' marks: the copy's
  * scopes are not there), is recorded as restored fences are: a logical
  * copy of the application's tables (without fencing's) becomes a primary

@@ -21,7 +21,10 @@
 #   - a dump of the application's schema alone (pg_dump -n, custom and
 #     plain), restored into a database with a new extension, moves the
 #     clock: its first term is above the source's, those issued after the
-#     dump included (it was the source's first term again before).
+#     dump included (it was the source's first term again before);
+#   - a dump of its rows alone (pg_dump -a -n, plain and custom), restored
+#     with --disable-triggers into a database whose migrations made the
+#     schema and its fence, moves the clock the same way.
 use strict;
 use warnings;
 
@@ -203,6 +206,49 @@ for my $f (@app_formats)
 	$other->safe_psql($target, "UPDATE app.jobs SET v = 'leader', tok = $first WHERE id = 1");
 	$other->safe_psql($target, "UPDATE app.parted SET tok = $first WHERE id = 1");
 	pass("-n app, $fmt: the new leader writes, per row too");
+}
+
+# A dump of the application's rows alone (pg_dump -a -n app), restored with
+# --disable-triggers into a database whose schema the application's
+# migrations made, protect() included: the restore disables each table's
+# triggers, loads its rows and enables them again, and the clock moves
+# above the rows' tokens then (before, its first term was 1 again).
+my $migrations = q{
+	SET client_min_messages = error;
+	CREATE EXTENSION fencing;
+	CREATE SCHEMA app;
+	CREATE TABLE app.jobs (id int PRIMARY KEY, tok bigint, v text);
+	CREATE TABLE app.parted (id int, tok bigint) PARTITION BY RANGE (id);
+	CREATE TABLE app.parted_1 PARTITION OF app.parted FOR VALUES FROM (0) TO (100);
+	SELECT fencing.protect('app.jobs', 'tok', scope => 'jobs');
+	SELECT fencing.protect('app.parted', 'tok');
+};
+$node->command_ok([ 'pg_dump', '-a', '-n', 'app', '--disable-triggers', '-Fp', '-f', "$dir/rows.sql",
+		'-d', $node->connstr($db) ], 'pg_dump -a -n app --disable-triggers (plain)');
+$node->command_ok([ 'pg_dump', '-a', '-n', 'app', '-Fc', '-f', "$dir/rows.dump",
+		'-d', $node->connstr($db) ], 'pg_dump -a -n app (custom)');
+for my $f (
+	[ 'plain', [ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', "$dir/rows.sql" ] ],
+	[ 'custom', [ 'pg_restore', '--exit-on-error', '-a', '--disable-triggers', "$dir/rows.dump" ] ])
+{
+	my ($fmt, $restore) = @$f;
+	my $target = "rows_only_$fmt";
+	$other->safe_psql('postgres', "CREATE DATABASE $target");
+	$other->safe_psql($target, $migrations);
+	my ($out, $err);
+	my $ok = IPC::Run::run([ @$restore, '-d', $other->connstr($target) ], '>', \$out, '2>', \$err);
+	ok($ok, "-a -n app, $fmt: the rows restore with no error") or diag($err);
+	is($other->safe_psql($target, 'SELECT count(*) FROM app.jobs') . '|' . $other->safe_psql($target, 'SELECT count(*) FROM app.parted'),
+		'1|1', "-a -n app, $fmt: every row is there");
+	is($other->safe_psql($target, 'SELECT state, claimed_system_identifier FROM fencing.clock_state()'),
+		'moves|0', "-a -n app, $fmt: the clock records an unknown server's tokens once the triggers are enabled");
+	my $first = $other->safe_psql($target, "SELECT fencing.fence_next_epoch('jobs')");
+	cmp_ok($first, '>', $source_last, "-a -n app, $fmt: the first term is above every term the source issued");
+	is(sqlstate_error($other, $target, "UPDATE app.jobs SET v = 'zombie', tok = $source_last WHERE id = 1"),
+		'ZF001', "-a -n app, $fmt: the source's last leader is refused once the new leader has its term");
+	$other->safe_psql($target, "UPDATE app.jobs SET v = 'leader', tok = $first WHERE id = 1");
+	$other->safe_psql($target, "UPDATE app.parted SET tok = $first WHERE id = 1");
+	pass("-a -n app, $fmt: the new leader writes, per row too");
 }
 $other->stop;
 
