@@ -513,6 +513,19 @@ fencing_protect(PG_FUNCTION_ARGS)
 	owner = rel->rd_rel->relowner;
 	table_close(rel, NoLock);
 	citus_table = citus_is_citus_table(relid);
+	/*
+	 * A worker's own table by scope: the coordinator's changes of marks reach
+	 * a worker only while Citus counts it, and what a worker cut off and
+	 * disabled admits into Citus's placements Citus replaces when it
+	 * activates the node; a table of its own would keep it.
+	 */
+	if (strcmp(args[2], "row") != 0 && !citus_table && citus_node_is_worker())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot protect \"%s\" by scope on a Citus worker: it is not a Citus table",
+						get_rel_name(relid)),
+				 errdetail("The coordinator's changes of marks reach this node only while Citus counts it: a worker cut off from the coordinator and disabled cannot tell that its marks are old, and rows written to its own tables at a fenced term would stay."),
+				 errhint("Protect it per row, or make it a Citus table from the coordinator (create_reference_table(), create_distributed_table()) and protect it there.")));
 
 	/* one argument for the list (fence_config.h) */
 	arglist = quote_literal_cstr(fence_config_pack(nargs, args));
