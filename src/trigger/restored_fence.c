@@ -159,7 +159,7 @@ note_restored_rows(Oid relid, Oid tgoid)
 		ereport(NOTICE,
 				(errmsg("the epoch clock moves above the tokens of table \"%s\"",
 						get_rel_name(relid)),
-				 errdetail("Its rows carry token " INT64_FORMAT ", above every term of this database and its scope's mark: its fence was made without the extension's data (a restore of a schema alone). The next term is issued beyond generation " INT64_FORMAT ".",
+				 errdetail("Its rows carry token " INT64_FORMAT ", above every term of this database and its scope's mark: they were restored without the extension's data (a restore of a schema, or of rows alone). The next term is issued beyond generation " INT64_FORMAT ".",
 						   highest, generation)));
 }
 
