@@ -200,6 +200,40 @@ ALTER TABLE app.own ENABLE TRIGGER ALL;
 \c - :superuser_name
 SELECT count(*) - :claims_before_owner_enables AS claims_after_owner_enables FROM fencing.clock;
 
+-- the enabling of another trigger (the fence's TRUNCATE trigger, as a
+-- whole-database restore enables each ALWAYS; an application's own) reads
+-- nothing: the fence judged every row written since it was enabled (a
+-- per-row table takes any token in a new row), and the read would be a
+-- full scan under the ALTER TABLE's lock
+CREATE TABLE app.live (id int PRIMARY KEY, tok bigint);
+SELECT fencing.protect('app.live', 'tok');
+SELECT count(*) AS claims_before_live, pg_catalog.max(s.epoch) / :band + 3 AS live_band
+  FROM fencing.clock, (SELECT pg_catalog.max(epoch) AS epoch FROM fencing.scopes) AS s \gset
+INSERT INTO app.live VALUES (1, :live_band * :band);
+ALTER TABLE app.live ENABLE ALWAYS TRIGGER zz_fence_truncate;
+SELECT count(*) - :claims_before_live AS claims_after_other_trigger FROM fencing.clock;
+-- a table with two fence row triggers (two token columns, made by hand):
+-- each one's column is read, by ENABLE TRIGGER ALL and by the second's name
+CREATE TABLE app.two (id int PRIMARY KEY, tok bigint, tok2 bigint);
+CREATE TRIGGER zz_fence_row BEFORE INSERT OR UPDATE OR DELETE ON app.two
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok,error,row}');
+CREATE TRIGGER zz_fence_row2 BEFORE INSERT OR UPDATE OR DELETE ON app.two
+  FOR EACH ROW EXECUTE FUNCTION fencing.fence_trigger('{tok2,error,row}');
+ALTER TABLE app.two DISABLE TRIGGER ALL;
+INSERT INTO app.two VALUES (1, 1, (:live_band + 1) * :band);
+SET client_min_messages = warning;
+ALTER TABLE app.two ENABLE TRIGGER ALL;
+RESET client_min_messages;
+SELECT generation = :live_band + 1 AS in_the_second_columns_band
+  FROM fencing.clock ORDER BY generation DESC LIMIT 1;
+ALTER TABLE app.two DISABLE TRIGGER zz_fence_row2;
+INSERT INTO app.two VALUES (2, 1, (:live_band + 2) * :band);
+SET client_min_messages = warning;
+ALTER TABLE app.two ENABLE TRIGGER zz_fence_row2;
+RESET client_min_messages;
+SELECT generation = :live_band + 2 AS in_the_second_columns_band
+  FROM fencing.clock ORDER BY generation DESC LIMIT 1;
+
 -- a superuser's rows written unchecked under session_replication_role =
 -- replica (a logical copy's apply, a data-only restore): a token above the
 -- issued terms is recorded once per band; one rolled back to a savepoint

@@ -14,15 +14,16 @@
  * service's token) of the source.
  *
  * So after each CREATE TRIGGER of the fence's row trigger, and each ALTER
- * TABLE ... ENABLE TRIGGER of a table that has one (a data-only restore
- * with --disable-triggers, into a schema that has its fence already, ends
- * each table's rows with ENABLE TRIGGER ALL), that a superuser
- * ran by hand (a restore: pg_restore and psql run the dump's statements,
- * also as the table's owner under the superuser's SET SESSION AUTHORIZATION
- * or SET ROLE; protect() creates its triggers as the table's owner in a
- * security-restricted operation, Citus over its own connections, and a
- * partition's cloned trigger has a parent), the table's rows, every
- * partition's, are read once for their highest token, and when it is above
+ * TABLE ... ENABLE TRIGGER that enables one (ALL, USER or its name: a
+ * data-only restore with --disable-triggers, into a schema that has its
+ * fence already, ends each table's rows with ENABLE TRIGGER ALL), that a
+ * superuser ran by hand (a restore: pg_restore and psql run the dump's
+ * statements, also as the table's owner under the superuser's SET SESSION
+ * AUTHORIZATION or SET ROLE; protect() creates its triggers as the table's
+ * owner in a security-restricted operation, Citus over its own
+ * connections, and a partition's cloned trigger has a parent), the table's
+ * rows, every partition's (not another session's temporary inheritance
+ * child), are read once for their highest token, and when it is above
  * every term of the database's scopes of issued tokens and the mark of the
  * table's own scope, the clock records it as a claim by an unknown server
  * (clock_note_unknown_terms()): the next term moves above it, as after a
@@ -102,7 +103,11 @@ highest_row_token(Oid relid, const char *column)
 		Oid			type = att == InvalidAttrNumber ? InvalidOid :
 			getBaseType(get_atttype(RelationGetRelid(leaf), att));
 
-		if (RELKIND_HAS_STORAGE(leaf->rd_rel->relkind) &&
+		/*
+		 * not another session's temporary table (an inheritance child): its
+		 * rows are in that session's buffers, as ANALYZE skips it
+		 */
+		if (RELKIND_HAS_STORAGE(leaf->rd_rel->relkind) && !RELATION_IS_OTHER_TEMP(leaf) &&
 			(type == INT2OID || type == INT4OID || type == INT8OID))
 		{
 			Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
@@ -154,7 +159,7 @@ note_restored_rows(Oid relid, Oid tgoid)
 		ereport(NOTICE,
 				(errmsg("the epoch clock moves above the tokens of table \"%s\"",
 						get_rel_name(relid)),
-				 errdetail("Its rows carry token " INT64_FORMAT ", above every term of this database and its scope's mark: its fence was made without the extension's data (a restore of a schema alone). The next term is issued beyond generation " INT64_FORMAT ".",
+				 errdetail("Its rows carry token " INT64_FORMAT ", above every term of this database and its scope's mark: they were restored without the extension's data (a restore of a schema, or of rows alone). The next term is issued beyond generation " INT64_FORMAT ".",
 						   highest, generation)));
 }
 
@@ -182,12 +187,16 @@ superuser_command(void)
 }
 
 /*
- * Whether an ALTER TABLE command enables triggers (ENABLE [ALWAYS |
- * REPLICA] TRIGGER name, ALL or USER): a data-only restore with
- * --disable-triggers ends each table's rows with ENABLE TRIGGER ALL.
+ * Whether an ALTER TABLE command enables the trigger "tgname" (ENABLE
+ * [ALWAYS | REPLICA] TRIGGER tgname, ALL or USER): a data-only restore with
+ * --disable-triggers ends each table's rows with ENABLE TRIGGER ALL.  Not
+ * the enabling of another trigger (the fence's TRUNCATE trigger, a
+ * whole-database restore's ENABLE ALWAYS of each, an application's own):
+ * the fence judged every row written since it was enabled, and the read is
+ * a full scan under the ALTER TABLE's lock, which holds off every write.
  */
 static bool
-enables_triggers(const CollectedCommand *cmd)
+enables_trigger(const CollectedCommand *cmd, const char *tgname)
 {
 	ListCell   *lc;
 
@@ -205,6 +214,9 @@ enables_triggers(const CollectedCommand *cmd)
 			case AT_EnableTrig:
 			case AT_EnableAlwaysTrig:
 			case AT_EnableReplicaTrig:
+				if (at->name != NULL && strcmp(at->name, tgname) == 0)
+					return true;
+				break;
 			case AT_EnableTrigAll:
 			case AT_EnableTrigUser:
 				return true;
@@ -220,7 +232,7 @@ restored_fences_note(void)
 {
 	/* a fence's row trigger made by hand (its clones on partitions have a parent) */
 	static const char *created_sql =
-		"SELECT t.tgrelid, t.oid, NULL"
+		"SELECT t.tgrelid, t.oid, NULL, NULL"
 		"  FROM pg_catalog.pg_event_trigger_ddl_commands() AS d"
 		"  JOIN pg_catalog.pg_trigger AS t ON t.oid OPERATOR(pg_catalog.=) d.objid"
 		" WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_trigger'::pg_catalog.regclass"
@@ -229,19 +241,17 @@ restored_fences_note(void)
 		/* BEFORE ... FOR EACH ROW, with the fence's arguments */
 		"   AND (t.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 3) OPERATOR(pg_catalog.=) 3"
 		"   AND t.tgnargs OPERATOR(pg_catalog.>) 0";
-	/* a table altered that has an enabled fence row trigger (its first) */
+	/* each enabled fence row trigger of a table altered (one may hand-make several) */
 	static const char *altered_sql =
-		"SELECT d.objid, f.oid, d.command"
+		"SELECT d.objid, t.oid, d.command, t.tgname"
 		"  FROM pg_catalog.pg_event_trigger_ddl_commands() AS d"
-		"  CROSS JOIN LATERAL (SELECT t.oid FROM pg_catalog.pg_trigger AS t"
-		"                       WHERE t.tgrelid OPERATOR(pg_catalog.=) d.objid"
-		"                         AND t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure"
-		"                         AND (t.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 3) OPERATOR(pg_catalog.=) 3"
-		"                         AND t.tgnargs OPERATOR(pg_catalog.>) 0"
-		"                         AND t.tgenabled OPERATOR(pg_catalog.<>) 'D'"
-		"                       ORDER BY t.oid LIMIT 1) AS f"
+		"  JOIN pg_catalog.pg_trigger AS t ON t.tgrelid OPERATOR(pg_catalog.=) d.objid"
 		" WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
-		"   AND d.command_tag OPERATOR(pg_catalog.=) 'ALTER TABLE'";
+		"   AND d.command_tag OPERATOR(pg_catalog.=) 'ALTER TABLE'"
+		"   AND t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure"
+		"   AND (t.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 3) OPERATOR(pg_catalog.=) 3"
+		"   AND t.tgnargs OPERATOR(pg_catalog.>) 0"
+		"   AND t.tgenabled OPERATOR(pg_catalog.<>) 'D'";
 	const char *queries[2] = {created_sql, altered_sql};
 	MemoryContext caller = CurrentMemoryContext;
 	List	   *relids = NIL;
@@ -269,10 +279,12 @@ restored_fences_note(void)
 			bool		isnull;
 			Datum		relid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
 			Datum		tgoid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+			Datum		tgname = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 4, &isnull);
 			Datum		command = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull);
 			MemoryContext spi;
 
-			if (!isnull && !enables_triggers((const CollectedCommand *) DatumGetPointer(command)))
+			if (!isnull && !enables_trigger((const CollectedCommand *) DatumGetPointer(command),
+											NameStr(*DatumGetName(tgname))))
 				continue;
 			spi = MemoryContextSwitchTo(caller);
 			relids = lappend_oid(relids, DatumGetObjectId(relid));
