@@ -161,14 +161,16 @@ is($other->safe_psql('moved', q{SELECT count(*) FROM fencing.health WHERE "check
 # the rows, the clock and the scopes do not.  The restore moves the clock
 # above the rows' tokens, and above the terms the source issued after the
 # dump: its first term was the source's first term again before.
-q1($db, q{
+# the application's schema, as its migrations make it
+my $app_schema = q{
 	CREATE SCHEMA app;
 	CREATE TABLE app.jobs (id int PRIMARY KEY, tok bigint, v text);
 	CREATE TABLE app.parted (id int, tok bigint) PARTITION BY RANGE (id);
 	CREATE TABLE app.parted_1 PARTITION OF app.parted FOR VALUES FROM (0) TO (100);
 	SELECT fencing.protect('app.jobs', 'tok', scope => 'jobs');
 	SELECT fencing.protect('app.parted', 'tok');
-});
+};
+q1($db, $app_schema);
 my $app_term = q1($db, "SELECT fencing.fence_next_epoch('jobs')");
 q1($db, "INSERT INTO app.jobs VALUES (1, $app_term, 'a'); INSERT INTO app.parted VALUES (1, $app_term)");
 my @app_formats = (
@@ -213,16 +215,7 @@ for my $f (@app_formats)
 # migrations made, protect() included: the restore disables each table's
 # triggers, loads its rows and enables them again, and the clock moves
 # above the rows' tokens then (before, its first term was 1 again).
-my $migrations = q{
-	SET client_min_messages = error;
-	CREATE EXTENSION fencing;
-	CREATE SCHEMA app;
-	CREATE TABLE app.jobs (id int PRIMARY KEY, tok bigint, v text);
-	CREATE TABLE app.parted (id int, tok bigint) PARTITION BY RANGE (id);
-	CREATE TABLE app.parted_1 PARTITION OF app.parted FOR VALUES FROM (0) TO (100);
-	SELECT fencing.protect('app.jobs', 'tok', scope => 'jobs');
-	SELECT fencing.protect('app.parted', 'tok');
-};
+my $migrations = "SET client_min_messages = error; CREATE EXTENSION fencing; $app_schema";
 $node->command_ok([ 'pg_dump', '-a', '-n', 'app', '--disable-triggers', '-Fp', '-f', "$dir/rows.sql",
 		'-d', $node->connstr($db) ], 'pg_dump -a -n app --disable-triggers (plain)');
 $node->command_ok([ 'pg_dump', '-a', '-n', 'app', '-Fc', '-f', "$dir/rows.dump",
