@@ -524,7 +524,9 @@ fencing_protect(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot protect \"%s\" by scope on a Citus worker: it is not a Citus table",
 						get_rel_name(relid)),
-				 errdetail("The coordinator's changes of marks reach this node only while Citus counts it: a worker cut off from the coordinator and disabled cannot tell that its marks are old, and rows written to its own tables at a fenced term would stay."),
+				 errdetail("Relation \"%s\" would be fenced by %s \"%s\" on this worker. The coordinator's changes of marks reach this node only while Citus counts it: a worker cut off from the coordinator and disabled cannot tell that its marks are old, and rows written to its own tables at a fenced term would stay.",
+						   get_rel_name(relid), strcmp(args[2], "scope") == 0 ? "scope" : "scope column",
+						   args[3]),
 				 errhint("Protect it per row, or make it a Citus table from the coordinator (create_reference_table(), create_distributed_table()) and protect it there.")));
 
 	/* one argument for the list (fence_config.h) */
