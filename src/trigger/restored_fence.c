@@ -277,14 +277,17 @@ restored_fences_note(void)
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			bool		isnull;
+			bool		created;
 			Datum		relid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
 			Datum		tgoid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
-			Datum		tgname = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 4, &isnull);
-			Datum		command = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull);
+			/* the ALTER TABLE's command (NULL for a trigger created) */
+			Datum		command = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &created);
 			MemoryContext spi;
 
-			if (!isnull && !enables_trigger((const CollectedCommand *) DatumGetPointer(command),
-											NameStr(*DatumGetName(tgname))))
+			if (!created &&
+				!enables_trigger((const CollectedCommand *) DatumGetPointer(command),
+								 NameStr(*DatumGetName(SPI_getbinval(SPI_tuptable->vals[i],
+																	 SPI_tuptable->tupdesc, 4, &isnull)))))
 				continue;
 			spi = MemoryContextSwitchTo(caller);
 			relids = lappend_oid(relids, DatumGetObjectId(relid));
