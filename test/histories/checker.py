@@ -123,6 +123,10 @@ class Resets:
             if lossy(op):
                 for sc in op['args'].get('external', []):
                     self.by[sc].append(op)
+        # a move of the application's data alone (hist.py dump_restore,
+        # form 'schema' or 'rows') carries no mark: every scope starts again
+        # on the new cluster (docs/operations.md), as after a reset of each
+        self.marks_lost = [op for op in hist if marks_lost(op)]
         self.async_promotions = [op for op in hist if lossy(op)]
         # any promotion may lose a raise that no client saw acknowledged,
         # and a read may have seen it: PostgreSQL makes a commit visible on
@@ -130,6 +134,19 @@ class Resets:
         # a crash, recovery replays commits the standby never confirmed)
         self.promotions = [op for op in hist if op['op'] == 'fault'
                            and (op['args'].get('kind') == 'promote' or lossy(op))]
+
+    def of(self, scope):
+        """What may lower scope's mark: its resets, and the moves that
+        carried no mark."""
+        return self.by.get(scope, []) + self.marks_lost
+
+
+def marks_lost(op):
+    """A move that carried the application's tables but not the extension's
+    (pg_dump -n, or -a into a schema the migrations made): the scopes'
+    marks are not in it, whether the move ended ok or failed part-way."""
+    return (op['op'] == 'fault' and op['args'].get('kind') == 'dump_restore'
+            and op['args'].get('form') in ('schema', 'rows'))
 
 
 def lossy(op):
@@ -234,8 +251,8 @@ def check(hist, final):
         # the new timeline's band, above every term of the lost one (I1)
         known = [x for x in queries if x[0].get('value') is not None]
         unknown = [x for x in queries if x[0].get('value') is None]
-        for qs, ex in ((known, resets.by.get(scope, [])),
-                       (unknown, resets.by.get(scope, []) + resets.async_promotions)):
+        for qs, ex in ((known, resets.of(scope)),
+                       (unknown, resets.of(scope) + resets.async_promotions)):
             for q, (val, it) in sweep(raises.get(scope, []), qs, ex):
                 text = 'scope %s: mark read as %s after a raise to %d was acknowledged' % (
                     scope, q.get('value'), val)
@@ -243,7 +260,7 @@ def check(hist, final):
         # a read against an earlier read: also unless a promotion may lie
         # between (what was read may have been a raise never acknowledged)
         for q, (val, it) in sweep([(r.get('value') or 0, r) for r in rs], queries,
-                                  resets.by.get(scope, []) + resets.promotions):
+                                  resets.of(scope) + resets.promotions):
             text = 'scope %s: mark read as %d after it was read as %d' % (scope, q.get('value') or 0, val)
             v.append(('I2', text, [it, q]))
 
@@ -254,7 +271,7 @@ def check(hist, final):
                 and op['args'].get('token') is not None and not is_row(op)):
             writes[op['args']['scope']].append((op, op['args']['token']))
     for scope, qs in writes.items():
-        for q, (val, it) in sweep(raises.get(scope, []), qs, resets.by.get(scope, [])):
+        for q, (val, it) in sweep(raises.get(scope, []), qs, resets.of(scope)):
             v.append(('I3', 'scope %s: write with token %d committed after the mark was raised to %d'
                       % (scope, q['args']['token'], val), [it, q]))
 
@@ -319,7 +336,7 @@ def check(hist, final):
     last = {}
     for row in final.get('audit', []):
         sc = scope_of.get(row['tbl'])
-        if sc is None or row['tok'] is None or (not row['tbl'].startswith('r_') and resets.by.get(sc)):
+        if sc is None or row['tok'] is None or (not row['tbl'].startswith('r_') and resets.of(sc)):
             continue
         key = (row['tbl'], row['k'])
         prev = last.get(key)
@@ -338,6 +355,8 @@ def summary(hist):
     for op in hist:
         if op['op'] == 'fault':
             k = op['args'].get('kind', '?')
+            if k == 'dump_restore' and op['args'].get('form', 'whole') != 'whole':
+                k += '-' + op['args']['form']
             if k == 'promote':
                 k += '-' + op['args'].get('mode', '?') + ('-lagging' if op['args'].get('lagging') else '')
                 if op['args'].get('after_move'):
@@ -349,7 +368,8 @@ def summary(hist):
             a = op['args']
             if a.get('fenced_older_converged') is False:
                 c['finding:fence_older_timelines() still lifting after 4 calls (' + k + ')'] += 1
-            if k in ('dump_restore', 'upgrade', 'upgrade_major') and op['result'] == 'ok':
+            if k in ('dump_restore', 'dump_restore-schema', 'dump_restore-rows', 'upgrade',
+                     'upgrade_major') and op['result'] == 'ok':
                 if a.get('source') == 'standby':
                     c['move:dump of the standby' + (' (replay paused: lossy)' if a.get('lossy') else '')] += 1
                 if a.get('mode'):
@@ -471,6 +491,19 @@ def self_test():
         _op('c0', 'takeover', {'scope': 'x', 'token': 9}, 1, 2, value=3),
         _op('n', 'fault', {'kind': 'dump_restore', 'source': 'standby', 'external': ['x']}, 3, 4),
         _op('m', 'read_mark', {'scope': 'x'}, 5, 6, value=3)], _audit(), {'I2'}))
+    cases.append(('I2: a mark lost by a move of the application\'s data alone (no violation)', [
+        _op('m', 'next_epoch', {'scope': 'f'}, 1, 2, value=5),
+        _op('n', 'fault', {'kind': 'dump_restore', 'source': 'primary', 'form': 'rows'}, 3, 4),
+        _op('final', 'read_mark', {'scope': 'f'}, 5, 6, value=0)], _audit(), set()))
+    cases.append(('I3: a write below a mark the move of the application\'s data lost (no violation)', [
+        _op('c0', 'next_epoch', {'scope': 's'}, 1, 2, value=5),
+        _w('c0', 's', 5, 3, 4, sid='a'),
+        _op('n', 'fault', {'kind': 'dump_restore', 'source': 'primary', 'form': 'schema'}, 5, 6),
+        _w('c1', 's', 2, 7, 8, sid='b')], _audit('a', 'b'), set()))
+    cases.append(('I1: a term after a move of the application\'s data not above one before it', [
+        _op('c0', 'next_epoch', {'scope': 's'}, 1, 2, value=7),
+        _op('n', 'fault', {'kind': 'dump_restore', 'source': 'primary', 'form': 'schema'}, 3, 4),
+        _op('c1', 'next_epoch', {'scope': 's'}, 5, 6, value=7)], _audit(), {'I1'}))
     cases.append(('I1: a term after a lossy move not above one before it', [
         _op('c0', 'next_epoch', {'scope': 's'}, 1, 2, value=7),
         _op('n', 'fault', {'kind': 'dump_restore', 'source': 'standby', 'lossy': True, 'external': []}, 3, 4),

@@ -844,15 +844,89 @@ def moved(a, h, rnd, mrnd, args, new_d, port, sb, n):
     standby()
 
 
+def dump_form(a, conn, n):
+    """How a move by dump is made (a Random of its own, by the seed and the
+    move's number: the other choices replay as without it), as
+    docs/operations.md's runbooks say: 'whole', the whole database (half of
+    the moves); 'schema', the application's schema alone (pg_dump -n
+    public) into a database where CREATE EXTENSION made a new extension and
+    the operator made the scopes again; 'rows', the application's rows
+    alone (pg_dump -a -n public) restored with --disable-triggers into a
+    schema the application's migrations made (setup()'s, protect()
+    included).  Neither of the last two carries the scopes' marks (the
+    checker excuses them, as a reset of every scope) nor the clock: the
+    restored fence reads the rows, and the new cluster's first term must
+    be above every term of the old one (I1).  Only from a 1.5 extension
+    (a 1.4 one is updated on the source first, as the runbook says)."""
+    form = random.Random(a.seed * 1000 + 900 + n).choice(['whole', 'whole', 'schema', 'rows'])
+    if form != 'whole':
+        v = conn.execute("SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'fencing'").fetchone()
+        if not v or v[0] == '1.4':
+            form = 'whole'
+    return form
+
+
+def migrate(a, port, form):
+    """What the new cluster has before a restore of the application's data
+    alone: the extension (new) and the scopes; for 'rows' also the
+    application's tables, fenced and audited, as setup() made them."""
+    c = connect(a, 'postgres', 'hist-nemesis', timeout=60, port=port)
+    try:
+        c.execute('CREATE EXTENSION fencing')
+        create_scopes(c)
+        if form == 'rows':
+            c.execute(AUDIT_TABLE)
+            c.execute(AUDIT_FN)
+            for s in SCOPES:
+                for t, how in scope_tables(s):
+                    create_history_table(c, s, t, how)
+                    c.execute('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO app' % t)
+    finally:
+        c.close()
+    return 0
+
+
+def restore_list(a, dump, lst):
+    """pg_dump -n public writes CREATE SCHEMA public, which the new
+    database has: the restore's list without it (its privileges and the
+    rest kept), as pg_restore -l / -L do."""
+    b = bindir(a)
+    out = subprocess.run([os.path.join(b, 'pg_restore') if b else 'pg_restore', '-l', dump],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return out.returncode
+    with open(lst, 'w') as f:
+        f.writelines(line + '\n' for line in out.stdout.splitlines()
+                     if not re.search(r' SCHEMA - public ', line))
+    return 0
+
+
+def fence_always(a, port):
+    """The runbook's last step after a restore with --disable-triggers: its
+    ENABLE TRIGGER ALL left the fence firing in origin mode only, and
+    fencing.protected_tables says so; ENABLE ALWAYS makes it whole again."""
+    c = connect(a, 'postgres', 'hist-nemesis', timeout=60, port=port)
+    try:
+        for rel, in c.execute("SELECT relation::text FROM fencing.protected_tables "
+                              "WHERE relation::text NOT LIKE 'fencing.%'").fetchall():
+            c.execute('ALTER TABLE %s ENABLE ALWAYS TRIGGER zz_fence_row, '
+                      'ENABLE ALWAYS TRIGGER zz_fence_truncate' % rel)
+    finally:
+        c.close()
+    return 0
+
+
 def dump_restore(a, h, rnd, conn, n, mrnd=None):
     """The database moves to a new cluster with pg_dump and pg_restore (the
-    roles with pg_dumpall --globals-only): the clients are shut out and every
-    session ended first, so everything acknowledged is in the dump (unless
-    the dump comes from a standby whose replay was paused: move_source); the
-    new cluster (timeline 1, a new system identifier) takes the primary's
-    port, and with a standby gets one of its own (moved())."""
+    roles with pg_dumpall --globals-only), whole or its application's data
+    alone (dump_form()): the clients are shut out and every session ended
+    first, so everything acknowledged is in the dump (unless the dump comes
+    from a standby whose replay was paused: move_source); the new cluster
+    (timeline 1, a new system identifier) takes the primary's port, and
+    with a standby gets one of its own (moved())."""
     inv = now()
-    args = {'kind': 'dump_restore', 'source': 'primary'}
+    form = dump_form(a, conn, n)
+    args = {'kind': 'dump_restore', 'source': 'primary', 'form': form}
     old_d, port = primary(a)
     sb = move_source(a, mrnd, args)
     src_port = sb[1] if args['source'] == 'standby' else port
@@ -862,12 +936,15 @@ def dump_restore(a, h, rnd, conn, n, mrnd=None):
     new_d = 'data-r%d' % n
     dump = os.path.join(a.dir, 'db.dump')
     glob_ = os.path.join(a.dir, 'globals.sql')
+    lst = os.path.join(a.dir, 'restore.list')
     conn_args = ['-h', a.host, '-p', str(port), '-U', 'postgres']
     src_args = ['-h', a.host, '-p', str(src_port), '-U', 'postgres']
     steps = [
         ('restart', lambda: pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'restart', data=old_d)),
         ('globals', lambda: as_pg(a, ['pg_dumpall', '--globals-only', '-f', glob_] + src_args)),
-        ('dump', lambda: as_pg(a, ['pg_dump', '-Fc', '-f', dump, '-d', 'postgres'] + src_args)),
+        ('dump', lambda: as_pg(a, ['pg_dump', '-Fc', '-f', dump, '-d', 'postgres']
+                               + {'whole': [], 'schema': ['-n', 'public'],
+                                  'rows': ['-a', '-n', 'public']}[form] + src_args)),
         ('stop', lambda: pg_ctl(a, '-m', 'fast', '-w', '-t', '60', 'stop', data=old_d)),
         ('initdb', lambda: as_pg(a, ['initdb', '-D', os.path.join(a.dir, new_d), '-A', 'trust',
                                      '-U', 'postgres', '--no-sync'])),
@@ -877,8 +954,16 @@ def dump_restore(a, h, rnd, conn, n, mrnd=None):
         ('own_conf', lambda: own_conf(a, new_d, port)),
         ('start', lambda: 0 if start_server(a, new_d) else 1),
         ('roles', lambda: as_pg(a, ['psql', '-X', '-q', '-f', glob_, '-d', 'postgres'] + conn_args) and 0),
-        ('restore', lambda: as_pg(a, ['pg_restore', '-d', 'postgres', '--exit-on-error', dump] + conn_args)),
+        ('restore', lambda: as_pg(a, ['pg_restore', '-d', 'postgres', '--exit-on-error', dump]
+                                  + {'whole': [], 'schema': ['-L', lst],
+                                     'rows': ['--disable-triggers']}[form] + conn_args)),
     ]
+    if form != 'whole':
+        steps.insert([s[0] for s in steps].index('restore'), ('migrate', lambda: migrate(a, port, form)))
+    if form == 'schema':
+        steps.insert([s[0] for s in steps].index('restore'), ('list', lambda: restore_list(a, dump, lst)))
+    if form == 'rows':
+        steps.append(('always', lambda: fence_always(a, port)))
     if args['source'] == 'standby' and not args.get('lagging'):
         steps.insert(1, ('caught_up', lambda: caught_up(a, port, sb)))
     if sb:
