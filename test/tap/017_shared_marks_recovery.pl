@@ -29,7 +29,6 @@ use FencingCrash;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 
 # --- a standby's read-only call, then its promotion
 my $primary = PostgreSQL::Test::Cluster->new('primary');
@@ -135,19 +134,20 @@ UPDATE jobs SET v = 'old 2', tok = 5 WHERE id = 1;
 
 	# a new backend of the old leader, in the window
 	my $zombie = $node->background_psql('postgres', on_error_stop => 0);
+	my $zpid = $zombie->query_safe('SELECT pg_backend_pid()');
 	$zombie->query_until(qr/started/, q{\echo started
 BEGIN;
 UPDATE jobs SET v = 'zombie', tok = 5 WHERE id = 2;
 });
-	# waits within 10 s, or (1.4) writes at once
-	my $waits = 0;
-	for (my $i = 0; $i < 100 && !$waits; $i++)
-	{
-		$waits = $node->safe_psql('postgres',
-			q{SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%zombie%')}
-		) eq 't';
-		usleep(100_000) unless $waits;
-	}
+	# wait until its UPDATE either waits for a lock or has ended (1.4 wrote
+	# at once): a condition, not a time limit, so a slow machine cannot
+	# turn a wait that had not begun yet into "did not wait"
+	$node->poll_query_until('postgres',
+		qq{SELECT wait_event_type = 'Lock' OR state LIKE 'idle in transaction%'
+		     FROM pg_stat_activity WHERE pid = $zpid})
+	  or die "the new backend's write neither waited nor ended";
+	my $waits = $node->safe_psql('postgres',
+		qq{SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $zpid}) eq 't';
 
 	$blk->query_safe('COMMIT');
 	$node->poll_query_until('postgres', q{SELECT mark = 9 FROM fencing.scopes WHERE scope = 's'})
