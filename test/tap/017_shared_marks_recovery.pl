@@ -142,8 +142,9 @@ UPDATE jobs SET v = 'zombie', tok = 5 WHERE id = 2;
 	# wait until its UPDATE either waits for a lock or has ended (1.4 wrote
 	# at once): a condition, not a time limit, so a slow machine cannot
 	# turn a wait that had not begun yet into "did not wait"
+	# (its query is the UPDATE: right after BEGIN it is idle in transaction too)
 	$node->poll_query_until('postgres',
-		qq{SELECT wait_event_type = 'Lock' OR state LIKE 'idle in transaction%'
+		qq{SELECT query LIKE '%zombie%' AND (wait_event_type = 'Lock' OR state LIKE 'idle in transaction%')
 		     FROM pg_stat_activity WHERE pid = $zpid})
 	  or die "the new backend's write neither waited nor ended";
 	my $waits = $node->safe_psql('postgres',
