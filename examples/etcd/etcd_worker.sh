@@ -27,6 +27,7 @@ TTL=${LEASE_TTL:-2}                     # etcd session TTL, seconds
 BATCHES=${BATCHES:-3} ITEMS=${ITEMS:-3} GAP=${ITEM_GAP:-0.3}
 TAKEOVER=${TAKEOVER:-1}                 # fence the previous holder at once
 HOLD=${HOLD_BEFORE_WRITE:-0}            # seconds between takeover and first write (tests)
+HOLD_UNTIL=${HOLD_UNTIL_FILE:-}         # then also until this file exists, at most 120 s (tests)
 export ETCDCTL_API=3 PGOPTIONS="-c idle_in_transaction_session_timeout=$((TTL * 500))ms"
 
 log() { echo "$NAME: $*"; }
@@ -48,6 +49,10 @@ acquire() {   # wait for the lock; sets key and token
         log "took over with token $token: the previous holder is fenced"
     fi
     sleep "$HOLD"
+    if [ -n "$HOLD_UNTIL" ]; then
+        local i
+        for i in $(seq 1 1200); do [ -e "$HOLD_UNTIL" ] && break; sleep 0.1; done
+    fi
 }
 
 holding() {   # is our lock key still there? (the etcd session is alive)
