@@ -116,9 +116,10 @@ CROSS JOIN LATERAL (
                                WHEN i.tgenabled OPERATOR(pg_catalog.<>) 'A'
                                     THEN 'the AFTER INSERT fence trigger is not enabled ALWAYS'
                              END AS what
-                        -- the table and every partition below it, from the
-                        -- catalogs: pg_partition_tree() would lock each
-                        -- partition, for any role reading the view
+                        -- the table and every partition below it (not one
+                        -- being detached), from the catalogs:
+                        -- pg_partition_tree() would lock each partition, for
+                        -- any role reading the view
                         FROM (WITH RECURSIVE tree(relid, level) AS (
                                 SELECT t.tgrelid, 0
                                 UNION ALL
@@ -128,7 +129,8 @@ CROSS JOIN LATERAL (
                                     ON i.inhparent OPERATOR(pg_catalog.=) tree.relid
                                   JOIN pg_catalog.pg_class c
                                     ON c.oid OPERATOR(pg_catalog.=) i.inhrelid
-                                 WHERE c.relispartition)
+                                 WHERE c.relispartition
+                                   AND NOT i.inhdetachpending)
                               SELECT tree.relid::pg_catalog.regclass AS relid, tree.level
                                 FROM tree) pt
                         LEFT JOIN pg_catalog.pg_trigger r
