@@ -123,14 +123,14 @@ CROSS JOIN LATERAL (
                         FROM (WITH RECURSIVE tree(relid, level) AS (
                                 SELECT t.tgrelid, 0
                                 UNION ALL
-                                SELECT i.inhrelid, tree.level OPERATOR(pg_catalog.+) 1
+                                SELECT inh.inhrelid, tree.level OPERATOR(pg_catalog.+) 1
                                   FROM tree
-                                  JOIN pg_catalog.pg_inherits i
-                                    ON i.inhparent OPERATOR(pg_catalog.=) tree.relid
-                                  JOIN pg_catalog.pg_class c
-                                    ON c.oid OPERATOR(pg_catalog.=) i.inhrelid
-                                 WHERE c.relispartition
-                                   AND NOT i.inhdetachpending)
+                                  JOIN pg_catalog.pg_inherits inh
+                                    ON inh.inhparent OPERATOR(pg_catalog.=) tree.relid
+                                  JOIN pg_catalog.pg_class part
+                                    ON part.oid OPERATOR(pg_catalog.=) inh.inhrelid
+                                 WHERE part.relispartition
+                                   AND NOT inh.inhdetachpending)
                               SELECT tree.relid::pg_catalog.regclass AS relid, tree.level
                                 FROM tree) pt
                         LEFT JOIN pg_catalog.pg_trigger r
