@@ -100,5 +100,36 @@ DROP OPERATOR public.+ (bigint, integer);
 DROP FUNCTION public.greatest(bigint, bigint), public.always_true(bigint, bigint),
   public.plus_nothing(bigint, integer), public.now();
 
+-- Reading fencing.protected_tables (also through fencing.health and
+-- fencing.table_stats) locks no table: it read each partition tree with
+-- pg_partition_tree(), which takes AccessShareLock on every partition, so
+-- any role held locks on every protected partition of the database (another
+-- tenant's TRUNCATE waited for its open transaction), and a tenant holding
+-- its own partition's lock stalled every reader of the views, the monitoring
+-- included.
+CREATE SCHEMA tenant;
+CREATE TABLE tenant.parted (id int, tok bigint) PARTITION BY RANGE (id);
+CREATE TABLE tenant.parted_1 PARTITION OF tenant.parted FOR VALUES FROM (0) TO (10)
+  PARTITION BY RANGE (id);
+CREATE TABLE tenant.parted_1_1 PARTITION OF tenant.parted_1 FOR VALUES FROM (0) TO (5);
+SELECT fencing.protect('tenant.parted', 'tok');
+-- (fencing_app may not even look the schema up: its tables by OID)
+SELECT 'tenant.parted'::regclass::oid AS root, 'tenant.parted_1'::regclass::oid AS mid,
+       'tenant.parted_1_1'::regclass::oid AS leaf \gset
+SET ROLE fencing_app;
+BEGIN;
+SELECT enabled, problem FROM fencing.protected_tables WHERE relation = :root;
+SELECT count(*) AS tenant_tables_locked FROM pg_catalog.pg_locks
+ WHERE pid = pg_catalog.pg_backend_pid() AND locktype = 'relation'
+   AND relation IN (:root, :mid, :leaf);
+ROLLBACK;
+RESET ROLE;
+-- what it reads is the same: a partition two levels down without its fence
+ALTER TABLE tenant.parted_1_1 DISABLE TRIGGER zz_fence_truncate;
+SELECT relation, enabled, problem FROM fencing.protected_tables
+ WHERE relation = 'tenant.parted'::regclass;
+ALTER TABLE tenant.parted_1_1 ENABLE ALWAYS TRIGGER zz_fence_truncate;
+DROP SCHEMA tenant CASCADE;
+
 DROP TABLE ledger;
 DROP ROLE fencing_app;

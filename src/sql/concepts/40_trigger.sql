@@ -116,11 +116,23 @@ CROSS JOIN LATERAL (
                                WHEN i.tgenabled OPERATOR(pg_catalog.<>) 'A'
                                     THEN 'the AFTER INSERT fence trigger is not enabled ALWAYS'
                              END AS what
-                        FROM (SELECT t.tgrelid::pg_catalog.regclass AS relid, 0 AS level
-                              UNION ALL
-                              SELECT tree.relid, tree.level
-                                FROM pg_catalog.pg_partition_tree(t.tgrelid) tree
-                               WHERE tree.level OPERATOR(pg_catalog.>) 0) pt
+                        -- the table and every partition below it (not one
+                        -- being detached), from the catalogs:
+                        -- pg_partition_tree() would lock each partition, for
+                        -- any role reading the view
+                        FROM (WITH RECURSIVE tree(relid, level) AS (
+                                SELECT t.tgrelid, 0
+                                UNION ALL
+                                SELECT inh.inhrelid, tree.level OPERATOR(pg_catalog.+) 1
+                                  FROM tree
+                                  JOIN pg_catalog.pg_inherits inh
+                                    ON inh.inhparent OPERATOR(pg_catalog.=) tree.relid
+                                  JOIN pg_catalog.pg_class part
+                                    ON part.oid OPERATOR(pg_catalog.=) inh.inhrelid
+                                 WHERE part.relispartition
+                                   AND NOT inh.inhdetachpending)
+                              SELECT tree.relid::pg_catalog.regclass AS relid, tree.level
+                                FROM tree) pt
                         LEFT JOIN pg_catalog.pg_trigger r
                                ON r.tgrelid OPERATOR(pg_catalog.=) pt.relid
                               AND r.tgname OPERATOR(pg_catalog.=) 'zz_fence_row'

@@ -518,3 +518,94 @@ DROP EVENT TRIGGER fencing_new_partitions;
 CREATE EVENT TRIGGER fencing_new_partitions ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE TRIGGER')
     EXECUTE FUNCTION fencing.fence_new_partitions();
+
+-- fencing.protected_tables (and so fencing.health and fencing.table_stats)
+-- reads each partition tree from the catalogs: pg_partition_tree() locked
+-- every partition, so any role reading it held locks on every protected
+-- partition of the database, and a tenant holding its own partition's lock
+-- stalled every reader, the monitoring included (40_trigger.sql).
+CREATE OR REPLACE VIEW fencing.protected_tables AS
+SELECT t.tgrelid::pg_catalog.regclass AS relation,
+       a.args[1]::name AS token_column,
+       CASE a.args[3] WHEN 'scope' THEN a.args[4] END AS scope,
+       CASE a.args[3] WHEN 'column' THEN a.args[4]::name END AS scope_column,
+       a.args[2] AS on_stale,
+       p.problem IS NULL AS enabled,
+       -- the token source follows the fixed arguments (3 for row, else 4)
+       CASE WHEN a.args[CASE a.args[3] WHEN 'row' THEN 4 ELSE 5 END]
+                 OPERATOR(pg_catalog.=) 'tokens=declared'
+            THEN 'declared' ELSE 'column' END AS tokens,
+       p.problem
+FROM pg_catalog.pg_trigger t
+CROSS JOIN LATERAL (SELECT fencing.trigger_arguments(t.tgargs) AS args) a
+CROSS JOIN LATERAL (
+    SELECT CASE
+        WHEN t.tgenabled OPERATOR(pg_catalog.=) 'D' THEN 'the fence trigger is disabled'
+        WHEN t.tgenabled OPERATOR(pg_catalog.=) 'R'
+            THEN 'the fence trigger fires only under session_replication_role = replica'
+        WHEN t.tgqual IS NOT NULL THEN 'the fence trigger has a WHEN condition'
+        ELSE (SELECT pg_catalog.format('%s on %s', w.what, w.rel)
+                FROM (SELECT pt.relid AS rel, pt.level,
+                             CASE
+                               WHEN r.tgenabled IS NULL THEN 'no fence trigger'
+                               WHEN r.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
+                                    OR r.tgqual IS NOT NULL THEN 'the fence trigger does not fire'
+                               WHEN r.tgenabled OPERATOR(pg_catalog.<>) 'A'
+                                    THEN 'the fence trigger is not enabled ALWAYS'
+                               -- type bits ROW 1, BEFORE 2, INSERT 4, DELETE 8, UPDATE 16 (TRUNCATE 32, INSTEAD 64)
+                               WHEN (r.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 127) OPERATOR(pg_catalog.<>) 31
+                                    THEN 'the fence trigger is not BEFORE INSERT OR UPDATE OR DELETE FOR EACH ROW'
+                               WHEN pg_catalog.cardinality(r.tgattr::pg_catalog.int2[]) OPERATOR(pg_catalog.>) 0
+                                    THEN 'the fence trigger fires for UPDATE OF some columns only'
+                               WHEN tr.tgenabled IS NULL THEN 'TRUNCATE is not fenced'
+                               WHEN tr.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
+                                    OR tr.tgqual IS NOT NULL THEN 'the TRUNCATE fence does not fire'
+                               WHEN tr.tgenabled OPERATOR(pg_catalog.<>) 'A'
+                                    THEN 'the TRUNCATE fence is not enabled ALWAYS'
+                               WHEN a.args[3] OPERATOR(pg_catalog.=) 'row' THEN NULL
+                               WHEN i.tgenabled IS NULL
+                                    THEN 'no AFTER INSERT fence trigger'
+                               WHEN i.tgenabled OPERATOR(pg_catalog.<>) ALL ('{O,A}'::"char"[])
+                                    THEN 'the AFTER INSERT fence trigger does not fire'
+                               WHEN i.tgenabled OPERATOR(pg_catalog.<>) 'A'
+                                    THEN 'the AFTER INSERT fence trigger is not enabled ALWAYS'
+                             END AS what
+                        -- the table and every partition below it (not one
+                        -- being detached), from the catalogs:
+                        -- pg_partition_tree() would lock each partition, for
+                        -- any role reading the view
+                        FROM (WITH RECURSIVE tree(relid, level) AS (
+                                SELECT t.tgrelid, 0
+                                UNION ALL
+                                SELECT inh.inhrelid, tree.level OPERATOR(pg_catalog.+) 1
+                                  FROM tree
+                                  JOIN pg_catalog.pg_inherits inh
+                                    ON inh.inhparent OPERATOR(pg_catalog.=) tree.relid
+                                  JOIN pg_catalog.pg_class part
+                                    ON part.oid OPERATOR(pg_catalog.=) inh.inhrelid
+                                 WHERE part.relispartition
+                                   AND NOT inh.inhdetachpending)
+                              SELECT tree.relid::pg_catalog.regclass AS relid, tree.level
+                                FROM tree) pt
+                        LEFT JOIN pg_catalog.pg_trigger r
+                               ON r.tgrelid OPERATOR(pg_catalog.=) pt.relid
+                              AND r.tgname OPERATOR(pg_catalog.=) 'zz_fence_row'
+                              AND r.tgfoid OPERATOR(pg_catalog.=) t.tgfoid
+                        LEFT JOIN pg_catalog.pg_trigger tr
+                               ON tr.tgrelid OPERATOR(pg_catalog.=) pt.relid
+                              AND tr.tgname OPERATOR(pg_catalog.=) 'zz_fence_truncate'
+                              AND tr.tgfoid OPERATOR(pg_catalog.=) t.tgfoid
+                        -- an AFTER (not BEFORE) ROW INSERT trigger: type bits ROW 1, BEFORE 2, INSERT 4
+                        LEFT JOIN pg_catalog.pg_trigger i
+                               ON i.tgrelid OPERATOR(pg_catalog.=) pt.relid
+                              AND i.tgname OPERATOR(pg_catalog.=) 'zz_fence_inserted'
+                              AND i.tgfoid OPERATOR(pg_catalog.=) t.tgfoid
+                              AND (i.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 7) OPERATOR(pg_catalog.=) 5) w
+               WHERE w.what IS NOT NULL
+               ORDER BY w.level, w.rel::pg_catalog.text
+               LIMIT 1)
+    END AS problem
+) p
+WHERE t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure
+  AND t.tgname OPERATOR(pg_catalog.=) 'zz_fence_row'
+  AND t.tgparentid OPERATOR(pg_catalog.=) 0;
