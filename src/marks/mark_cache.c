@@ -140,9 +140,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
-#include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
-#include "catalog/pg_database.h"
 #include "common/hashfn.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -226,7 +224,6 @@ static SharedMarks *shared = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-static object_access_hook_type prev_object_access_hook = NULL;
 
 static uint32
 set_count(void)
@@ -276,24 +273,6 @@ shared_marks_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/*
- * A database created, possibly with the OID of one dropped before
- * (CREATE DATABASE ... OID, or the OID counter come round) and from a
- * template with the extension: same registry OID, storage and version, and
- * no message reaches its backends.  The entries of the dropped one are
- * forgotten, every database's with them (rare, and always safe); none of
- * the new database can be filled before its creation commits.
- */
-static void
-shared_marks_object_access(ObjectAccessType access, Oid classId, Oid objectId,
-						   int subId, void *arg)
-{
-	if (prev_object_access_hook)
-		prev_object_access_hook(access, classId, objectId, subId, arg);
-	if (access == OAT_POST_CREATE && classId == DatabaseRelationId)
-		shared_marks_forget_all();
-}
-
 void
 shared_marks_init(void)
 {
@@ -312,8 +291,6 @@ shared_marks_init(void)
 	shmem_request_hook = shared_marks_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = shared_marks_shmem_startup;
-	prev_object_access_hook = object_access_hook;
-	object_access_hook = shared_marks_object_access;
 }
 
 /* The set of a scope of this database. */
@@ -382,6 +359,20 @@ shared_trusted(void)
 			pg_atomic_fetch_add_u32(&shared->generation, 1);
 	}
 	return true;
+}
+
+/*
+ * A database was created, possibly with the OID of one dropped before
+ * (CREATE DATABASE ... OID, or the OID counter come round) and from a
+ * template with the extension: same registry OID, storage and version, and
+ * no message reaches its backends.  The entries of the dropped one are
+ * forgotten, every database's with them (rare, and always safe); none of
+ * the new database can be filled before its creation commits.
+ */
+void
+shared_marks_database_created(void)
+{
+	shared_marks_forget_all();
 }
 
 bool

@@ -7,7 +7,8 @@
 # then dropped and created again with the same OID from the same template
 # after the template's mark rose (same registry OID, storage and version),
 # judges the old leader's token by the new database's mark, not the dropped
-# one's.
+# one's; and shows none of the dropped one's counters and rejections
+# (fencing.scope_counters(), fencing.last_rejection_events()).
 use strict;
 use warnings;
 
@@ -46,6 +47,9 @@ my $hits = q1('app', 'SELECT hits FROM fencing.shared_marks_info()');
 is(write_err('app', q{UPDATE jobs SET v = 'b', tok = 5 WHERE id = 1}), '', 'and again, from another backend');
 cmp_ok(q1('app', 'SELECT hits FROM fencing.shared_marks_info()'), '>', $hits,
 	'scope 1 of app is kept in shared memory');
+like(write_err('app', q{UPDATE jobs SET v = 'c', tok = 4 WHERE id = 1}),
+	qr/token 4 is below the scope's mark 5/, 'a stale write to app is refused');
+is(q1('app', 'SELECT rejected_stale FROM fencing.scope_counters()'), '1', 'and counted');
 
 # the database is dropped; its template's scope moves on; created again, same OID
 q1('postgres', 'DROP DATABASE app');
@@ -53,6 +57,9 @@ q1('tmpl', q{SELECT fencing.takeover('1', 7)});
 q1('postgres', "CREATE DATABASE app OID $oid TEMPLATE tmpl");
 is(q1('app', q{SELECT mark FROM fencing.scopes WHERE scope = '1'}), '7',
 	'the database created again has mark 7');
+is(q1('app', 'SELECT count(*) FROM fencing.scope_counters()') . '/'
+	  . q1('app', 'SELECT count(*) FROM fencing.last_rejection_events()'),
+	'0/0', 'it shows no counter or rejection of the dropped database');
 like(write_err('app', q{UPDATE jobs SET v = 'stale', tok = 5 WHERE id = 1}),
 	qr/token 5 is below the scope's mark 7/,
 	'the old token is refused: the dropped database\'s mark in shared memory is not used');
