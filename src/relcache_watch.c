@@ -14,15 +14,25 @@
  * (trigger/fence_config.c).  A scope's change arrives as a relcache message
  * for the scope's pseudo-OID (state/scope_rows.c); InvalidOid means "all".
  *
+ * With the library preloaded, the server's own memory (the shared marks,
+ * the counters) also hears of a database created here: one created with
+ * the OID of a database dropped before (CREATE DATABASE ... OID, or the OID
+ * counter come round) must find nothing that server's memory kept for the
+ * dropped one, and no message tells its backends.
+ *
  *-------------------------------------------------------------------------
  */
 #include "relcache_watch.h"
 
+#include "catalog/objectaccess.h"
+#include "catalog/pg_database.h"
+#include "miscadmin.h"
 #include "utils/inval.h"
 
 #include "marks/mark_cache.h"
 #include "security/scope_acl.h"
 #include "state/extension_state.h"
+#include "telemetry/fence_stats.h"
 #include "trigger/fence_config.h"
 
 static void
@@ -34,8 +44,27 @@ relcache_changed(Datum arg, Oid relid)
 	fence_config_relcache_changed(relid);
 }
 
+static object_access_hook_type prev_object_access_hook = NULL;
+
+static void
+database_created(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_POST_CREATE && classId == DatabaseRelationId)
+	{
+		shared_marks_database_created();
+		fence_stats_database_created(objectId);
+	}
+}
+
 void
 relcache_watch_init(void)
 {
 	CacheRegisterRelcacheCallback(relcache_changed, (Datum) 0);
+	if (process_shared_preload_libraries_in_progress)
+	{
+		prev_object_access_hook = object_access_hook;
+		object_access_hook = database_created;
+	}
 }

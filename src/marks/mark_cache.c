@@ -74,7 +74,10 @@
  *	 - an entry carries the registry it was read from as the catalog says
  *	   it is (OID, storage, SQL version) and counts only for a backend that
  *	   finds the same: a backend started after DROP/CREATE EXTENSION, an
- *	   update or a TRUNCATE, which received no message, finds none;
+ *	   update or a TRUNCATE, which received no message, finds none; the
+ *	   creation of a database forgets every entry (a database dropped and
+ *	   created again with the same OID from a template with the extension
+ *	   finds the same registry);
  *	 - nothing is read, filled or registered while the server is in
  *	   recovery (replay fires no trigger), and the first use after recovery
  *	   forgets everything (shared_trusted);
@@ -356,6 +359,20 @@ shared_trusted(void)
 			pg_atomic_fetch_add_u32(&shared->generation, 1);
 	}
 	return true;
+}
+
+/*
+ * A database was created, possibly with the OID of one dropped before
+ * (CREATE DATABASE ... OID, or the OID counter come round) and from a
+ * template with the extension: same registry OID, storage and version, and
+ * no message reaches its backends.  The entries of the dropped one are
+ * forgotten, every database's with them (rare, and always safe); none of
+ * the new database can be filled before its creation commits.
+ */
+void
+shared_marks_database_created(void)
+{
+	shared_marks_forget_all();
 }
 
 bool

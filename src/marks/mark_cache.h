@@ -72,6 +72,9 @@ extern void shared_marks_init(void);
 /* Whether the server keeps shared marks (preloaded, fencing.shared_marks > 0). */
 extern bool shared_marks_on(void);
 
+/* A database was created (relcache_watch.c): forget every shared mark. */
+extern void shared_marks_database_created(void);
+
 /*
  * This database's fencing.scopes as the catalog says it is now, before any
  * get or put: an entry read from another registry (dropped and created

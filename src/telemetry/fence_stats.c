@@ -659,6 +659,22 @@ fencing_stats_info(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
+void
+fence_stats_database_created(Oid dbid)
+{
+	HASH_SEQ_STATUS seq;
+	FenceStatsEntry *entry;
+
+	if (stats == NULL)
+		return;
+	LWLockAcquire(stats->lock, LW_EXCLUSIVE);
+	hash_seq_init(&seq, stats_hash);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		if (entry->key.dbid == dbid)
+			stats_remove(entry);
+	LWLockRelease(stats->lock);
+}
+
 /*
  * fencing.stats_reset(): forgets the counters and last occurrences of every
  * scope and relation of the current database.  Not for PUBLIC.

@@ -47,6 +47,12 @@ extern void fence_stats_init(void);
 extern bool fence_stats_collected(void);
 
 /*
+ * A database was created with this OID (relcache_watch.c): the counters of
+ * a database dropped before under the same OID are not its own.
+ */
+extern void fence_stats_database_created(Oid dbid);
+
+/*
  * Count an event for the relation and for the scope (either may be absent:
  * InvalidOid, NULL), and for a kind of rejection remember it as the last of
  * its kind, with the current role, application_name and client address.
