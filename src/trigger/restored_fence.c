@@ -27,7 +27,10 @@
  * every term of the database's scopes of issued tokens and the mark of the
  * table's own scope, the clock records it as a claim by an unknown server
  * (clock_note_unknown_terms()): the next term moves above it, as after a
- * restore of the whole database.  A whole-database restore loads the
+ * restore of the whole database.  A table with no token at all, restored
+ * into a database that has issued no term, is recorded the same way as
+ * token 1: the source's terms are unknown, and the move's floor (the time
+ * since 2000, 16 timelines more) is above them.  A whole-database restore loads the
  * extension's tables before the triggers: its rows are below the restored
  * terms and marks, and nothing is recorded (but for a table fenced per row
  * with a lock service's tokens, which no scope covers: a harmless move).
@@ -154,13 +157,27 @@ note_restored_rows(Oid relid, Oid tgoid)
 	if (column == NULL)
 		return;
 	highest = highest_row_token(relid, column);
-	generation = clock_note_unknown_terms(highest, scope, &covered);
-	if (generation >= 0)
+
+	/*
+	 * No row with a token (a schema restored alone, an empty queue): the
+	 * source's terms are unknown, not absent.  Noted as token 1: when the
+	 * clock has issued no term and the scope has no mark, that is a claim
+	 * by an unknown server at 2000-01-01, and the first term moves as after
+	 * any move, above every term a source issued unless it moved more than
+	 * 16 times beyond the time since.
+	 */
+	generation = clock_note_unknown_terms(Max(highest, 1), scope, &covered);
+	if (generation >= 0 && highest > 0)
 		ereport(NOTICE,
 				(errmsg("the epoch clock moves above the tokens of table \"%s\"",
 						get_rel_name(relid)),
 				 errdetail("Its rows carry token " INT64_FORMAT ", above every term of this database and its scope's mark: they were restored without the extension's data (a restore of a schema, or of rows alone). The next term is issued beyond generation " INT64_FORMAT ".",
 						   highest, generation)));
+	else if (generation >= 0)
+		ereport(NOTICE,
+				(errmsg("the epoch clock moves above the terms a restored fence's source may have issued"),
+				 errdetail("Table \"%s\" has its fence restored with no token in its rows, into a database that has issued no term: the source's terms are unknown. The first term moves above generation " INT64_FORMAT " by 16 timelines and the time since 2000-01-01.",
+						   get_rel_name(relid), generation)));
 }
 
 /*

@@ -22,6 +22,8 @@
 #     plain), restored into a database with a new extension, moves the
 #     clock: its first term is above the source's, those issued after the
 #     dump included (it was the source's first term again before);
+#   - a dump of its schema with no rows (pg_dump -s -n), restored there: the
+#     first term still moves above the source's (its terms are unknown);
 #   - a dump of its rows alone (pg_dump -a -n, plain and custom), restored
 #     with --disable-triggers into a database whose migrations made the
 #     schema and its fence, moves the clock the same way.
@@ -208,6 +210,36 @@ for my $f (@app_formats)
 	$other->safe_psql($target, "UPDATE app.jobs SET v = 'leader', tok = $first WHERE id = 1");
 	$other->safe_psql($target, "UPDATE app.parted SET tok = $first WHERE id = 1");
 	pass("-n app, $fmt: the new leader writes, per row too");
+}
+
+# The application's schema alone with no rows (pg_dump -s -n app, as for a
+# new environment or an empty queue): the restored fence has no token to
+# read and the database no term; the source's terms are unknown, so the
+# clock moves to a move's floor (before, its first term was 1 again).
+$node->command_ok([ 'pg_dump', '-s', '-n', 'app', '-Fp', '-f', "$dir/schema.sql",
+		'-d', $node->connstr($db) ], 'pg_dump -s -n app (plain)');
+{
+	my $target = 'schema_only';
+	$other->safe_psql('postgres', "CREATE DATABASE $target");
+	$other->safe_psql($target, 'SET client_min_messages = error; CREATE EXTENSION fencing');
+	my ($out, $err);
+	my $ok = IPC::Run::run([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', "$dir/schema.sql",
+			'-d', $other->connstr($target) ], '>', \$out, '2>', \$err);
+	ok($ok, '-s -n app: restores with no error') or diag($err);
+	is($other->safe_psql($target, 'SELECT count(*) FROM app.jobs'), '0', '-s -n app: no row');
+	is($other->safe_psql($target, 'SELECT state, claimed_system_identifier FROM fencing.clock_state()'),
+		'moves|0', '-s -n app: the clock records an unknown server, and moves at its first term');
+	my $first = $other->safe_psql($target, "SELECT fencing.fence_next_epoch('jobs')");
+	cmp_ok($first, '>', $source_last, '-s -n app: the first term is above every term the source issued');
+	$other->safe_psql($target, "INSERT INTO app.jobs VALUES (1, $first, 'leader')");
+	is(sqlstate_error($other, $target, "INSERT INTO app.jobs VALUES (2, $source_last, 'zombie')"),
+		'ZF001', "-s -n app: the source's last leader is refused once the new leader has written");
+	# a superuser's fence made by hand in a database that has issued terms reads nothing new
+	$other->safe_psql($target, q{CREATE TABLE app.later (id int, tok bigint);
+		CREATE TRIGGER zz_fence_row BEFORE INSERT OR UPDATE ON app.later FOR EACH ROW
+			EXECUTE FUNCTION fencing.fence_trigger('tok')});
+	is($other->safe_psql($target, "SELECT fencing.fence_next_epoch('jobs')"), $first + 1,
+		'-s -n app: an empty fence made later, with terms issued, moves nothing');
 }
 
 # A dump of the application's rows alone (pg_dump -a -n app), restored with
