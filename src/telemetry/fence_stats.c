@@ -659,6 +659,7 @@ fencing_stats_info(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
+/* Forget every counter and last occurrence of database dbid. */
 void
 fence_stats_database_created(Oid dbid)
 {
@@ -684,19 +685,11 @@ FENCING_FUNCTION(fencing_stats_reset);
 Datum
 fencing_stats_reset(PG_FUNCTION_ARGS)
 {
-	HASH_SEQ_STATUS seq;
-	FenceStatsEntry *entry;
-
 	if (stats == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("fencing must be loaded via shared_preload_libraries to collect statistics"),
 				 errhint("Add fencing to shared_preload_libraries in postgresql.conf and restart the server.")));
-	LWLockAcquire(stats->lock, LW_EXCLUSIVE);
-	hash_seq_init(&seq, stats_hash);
-	while ((entry = hash_seq_search(&seq)) != NULL)
-		if (entry->key.dbid == MyDatabaseId)
-			stats_remove(entry);
-	LWLockRelease(stats->lock);
+	fence_stats_database_created(MyDatabaseId);
 	PG_RETURN_TIMESTAMPTZ(GetCurrentTimestamp());
 }
