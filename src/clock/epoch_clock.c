@@ -62,6 +62,7 @@
 #include "clock/term_band.h"
 #include "clock/term_retention.h"
 #include "marks/scope_mark.h"
+#include "state/cluster_marks.h"
 #include "state/scope_rows.h"
 #include "security/scope_acl.h"
 #include "state/direct_row.h"
@@ -212,6 +213,8 @@ epoch_clock_issue(const char *scope, const char *holder)
 	mark = scope_mark_lock_exclusive(scope, SCOPE_MISSING_CREATE_ISSUED, SCOPE_PRIV_LEAD, &row);
 	scope_info_from_row(scopes, row, &info);
 	scope_acl_require_known(scope, SCOPE_PRIV_LEAD, GetUserId(), SCOPE_MISSING_CREATE_ISSUED, &info);
+	/* a Citus worker issues no term, whatever its own clock's band holds */
+	cluster_marks_require_coordinator(scope);
 	/*
 	 * fixed for a writing transaction: one begun in recovery stays read-only.
 	 * The clock's generation moves here when this server is not the one

@@ -110,6 +110,18 @@ cluster_marks_end_apply(bool was_applying)
 }
 
 void
+cluster_marks_require_coordinator(const char *scope)
+{
+	if (!applying && citus_node_is_worker() && cluster_marks_enabled())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("scope \"%s\" changes only on the Citus coordinator", scope),
+				 errdetail("This node is a worker of a Citus cluster whose marks are distributed "
+						   "(fencing.cluster_marks): it takes its scopes, their marks and grants from the coordinator."),
+				 errhint("Call the function on the coordinator: it changes the scope on every node.")));
+}
+
+void
 cluster_marks_feed(const char *scope, bool exact)
 {
 	static SPIPlanPtr read_plan = NULL;
@@ -139,13 +151,7 @@ cluster_marks_feed(const char *scope, bool exact)
 
 	if (applying || !cluster_marks_enabled())
 		return;
-	if (citus_node_is_worker())
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("scope \"%s\" changes only on the Citus coordinator", scope),
-				 errdetail("This node is a worker of a Citus cluster whose marks are distributed "
-						   "(fencing.cluster_marks): it takes its scopes, their marks and grants from the coordinator."),
-				 errhint("Call the function on the coordinator: it changes the scope on every node.")));
+	cluster_marks_require_coordinator(scope);
 
 	/*
 	 * Read the row as this transaction wrote it, then send it: a reference

@@ -40,6 +40,13 @@ extern bool cluster_marks_enabled(void);
  */
 extern void cluster_marks_feed(const char *scope, bool exact);
 
+/*
+ * Refuses (0A000) on a worker of a cluster whose marks are distributed: the
+ * change of a scope (a term, a mark) is the coordinator's.  Called before
+ * anything else is judged, so that a worker says so first.
+ */
+extern void cluster_marks_require_coordinator(const char *scope);
+
 /* Brackets the local writes of a fed row (marks/cluster_apply.c). */
 extern bool cluster_marks_begin_apply(void);
 extern void cluster_marks_end_apply(bool was_applying);
