@@ -675,7 +675,9 @@ clock_band_peek_verdict(int64 tli, ClockVerdict *verdict)
  * of every later move).  Returns the generation claimed, or -1; *covered:
  * the highest token the clock now knows below its next term whatever the
  * scope (the issued terms, the band of an unknown server's claim in force),
- * for a caller that skips the tokens below it.
+ * for a caller that skips the tokens below it.  A token of 0 is a table with
+ * no token: noted as token 1 only while the clock has no row (this database
+ * has issued no term since 1.5, whatever its scopes now say).
  */
 int64
 clock_note_unknown_terms(int64 token, const char *scope, int64 *covered)
@@ -690,12 +692,26 @@ clock_note_unknown_terms(int64 token, const char *scope, int64 *covered)
 	int64		in_scope;
 	int64		claimed = -1;
 
+	bool		no_token = (token == 0);
+
 	*covered = token;
-	if (!OidIsValid(clock_oid) || token <= 0)
+	if (!OidIsValid(clock_oid) || token < 0)
 		return -1;
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	rel = table_open(clock_oid, AccessShareLock);
 	clock_read(rel, snapshot, &row);
+	if (no_token)
+	{
+		/* terms issued here (the clock has a row): the source's are not needed */
+		if (row.found)
+		{
+			table_close(rel, NoLock);
+			UnregisterSnapshot(snapshot);
+			*covered = 0;
+			return -1;
+		}
+		token = 1;
+	}
 	clock_known_tokens(snapshot, scope, &highest, &in_scope);
 	/* an unknown server's claim in force covers its band (the next table of a restore) */
 	if (row.found && row.system_identifier == 0 && row.band.generation < CLOCK_UNKNOWN_TERMS_BANDS)

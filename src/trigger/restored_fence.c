@@ -160,13 +160,14 @@ note_restored_rows(Oid relid, Oid tgoid)
 
 	/*
 	 * No row with a token (a schema restored alone, an empty queue): the
-	 * source's terms are unknown, not absent.  Noted as token 1: when the
+	 * source's terms are unknown, not absent.  Noted as token 0, read as
+	 * token 1 only when the clock has no row: when the
 	 * clock has issued no term and the scope has no mark, that is a claim
 	 * by an unknown server at 2000-01-01, and the first term moves as after
 	 * any move, above every term a source issued unless it moved more than
 	 * 16 times beyond the time since.
 	 */
-	generation = clock_note_unknown_terms(Max(highest, 1), scope, &covered);
+	generation = clock_note_unknown_terms(Max(highest, 0), scope, &covered);
 	if (generation >= 0 && highest > 0)
 		ereport(NOTICE,
 				(errmsg("the epoch clock moves above the tokens of table \"%s\"",
