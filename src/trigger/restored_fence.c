@@ -160,12 +160,10 @@ note_restored_rows(Oid relid, Oid tgoid)
 
 	/*
 	 * No row with a token (a schema restored alone, an empty queue): the
-	 * source's terms are unknown, not absent.  Noted as token 0, read as
-	 * token 1 only when the clock has no row: when the
-	 * clock has issued no term and the scope has no mark, that is a claim
-	 * by an unknown server at 2000-01-01, and the first term moves as after
-	 * any move, above every term a source issued unless it moved more than
-	 * 16 times beyond the time since.
+	 * source's terms are unknown, not absent.  Noted as token 0, which the
+	 * clock reads as token 1 only while it has no row (this database has
+	 * issued no term) and the scope has no mark: a claim by an unknown
+	 * server at 2000-01-01, and the first term moves as after any move.
 	 */
 	generation = clock_note_unknown_terms(Max(highest, 0), scope, &covered);
 	if (generation >= 0 && highest > 0)
@@ -340,7 +338,8 @@ restored_fence_note_token(int64 token)
 {
 	Oid			clock = fencing_clock_relid_if_installed();
 
-	if (!OidIsValid(clock) || (clock == covered_clock && token <= covered) ||
+	/* a token of 0 would be read as a table with no token: not a row's */
+	if (token <= 0 || !OidIsValid(clock) || (clock == covered_clock && token <= covered) ||
 		term_band_of(token) >= TERM_BAND_COUNT / 2 || !superuser_command())
 		return;
 	(void) clock_note_unknown_terms(token, NULL, &covered);
