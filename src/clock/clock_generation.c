@@ -691,7 +691,6 @@ clock_note_unknown_terms(int64 token, const char *scope, int64 *covered)
 	int64		highest;
 	int64		in_scope;
 	int64		claimed = -1;
-
 	bool		no_token = (token == 0);
 
 	*covered = token;

@@ -30,10 +30,11 @@
  * restore of the whole database.  A table with no token at all, restored
  * into a database that has issued no term, is recorded the same way as
  * token 1: the source's terms are unknown, and the move's floor (the time
- * since 2000, 16 timelines more) is above them.  A whole-database restore loads the
- * extension's tables before the triggers: its rows are below the restored
- * terms and marks, and nothing is recorded (but for a table fenced per row
- * with a lock service's tokens, which no scope covers: a harmless move).
+ * since 2000, 16 timelines more) is above them.  A whole-database restore
+ * loads the extension's tables before the triggers: its rows are below the
+ * restored terms and marks, and nothing is recorded (but for a table fenced
+ * per row with a lock service's tokens, which no scope covers: a harmless
+ * move).
  *
  * Likewise each row a superuser's session, or a subscription a superuser
  * owns, writes unchecked under session_replication_role = replica: a
