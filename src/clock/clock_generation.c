@@ -33,7 +33,13 @@
  * the later one is above the terms the earlier one issued: a dump of a hot
  * standby that lagged its primary's own move), and inserts its claim, made
  * durable with the term.  A claim by the same
- * server on a higher timeline (a promotion) only records the timeline.
+ * server on a higher timeline (a promotion) keeps the generation and moves
+ * the band later by the microseconds since the claim in force was made: of
+ * two standbys promoted from one claim onto the same timeline (Postgres
+ * picks timeline + 1 from the history each one sees; without a shared WAL
+ * archive the second never saw the first's), the later one issues above
+ * what the earlier one issued, and every timeline's floor stays above the
+ * band of the timeline below it (the shift only adds to it).
  *
  * The new band depends only on the data and the time, not on the
  * claimer's timeline: a standby of the new cluster that missed the claim
@@ -495,6 +501,41 @@ clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli, bool missing
 }
 
 /*
+ * The band a promotion claims: the band in force, later by the
+ * microseconds since it was claimed.  Timeline T then issues from that
+ * floor, which is above the limit of timeline T - 1's band in force (its
+ * floor plus one band): the old primary, confined to its band, stays below.
+ * Of two standbys promoted from the same claim onto the same timeline, the
+ * later one's floor is above every term the earlier one issued before it,
+ * at most one a microsecond, the servers' clocks assumed to agree that
+ * closely (as for two moves from one claim).  When there is no such band:
+ * ZF004, or with missing_ok the band, which term_band_exists() rejects.
+ */
+static TermBand
+clock_promoted_band(const ClockRow *row, int64 tli, bool missing_ok)
+{
+	TermBand	band = row->band;
+	int64		elapsed = clock_elapsed_since(row->claimed_at);
+	int64		floor;
+
+	if (term_band_exists(tli, band))
+	{
+		floor = (band.generation << TERM_BAND_COUNTER_BITS) + band.offset;
+		if (elapsed > PG_INT64_MAX - floor)
+			band.generation = TERM_BAND_COUNT + 1;
+		else
+		{
+			floor += elapsed;
+			band.generation = term_band_of(floor);
+			band.offset = floor & (((int64) 1 << TERM_BAND_COUNTER_BITS) - 1);
+		}
+	}
+	if (!missing_ok && !term_band_exists(tli, band))
+		fence_reject_no_band(tli, band.generation, TERM_BAND_COUNT);
+	return band;
+}
+
+/*
  * Insert a claim: by this server (ours), or by an unknown one (system
  * identifier, database and clock 0) at the start of the timestamps.  A row
  * of its own: no claim waits for another.
@@ -594,7 +635,7 @@ clock_band_for_issue(int64 tli)
 			band = row.band;
 			break;
 		case CLOCK_NEW_TIMELINE:
-			band = row.band;
+			band = clock_promoted_band(&row, tli, false);
 			clock_write(clock_oid, band, tli, claim_reason(rel, &row, tli), row.confirmed);
 			break;
 		case CLOCK_UNCLAIMED:
@@ -620,8 +661,10 @@ clock_band_peek_row(Relation rel, const ClockRow *row, Snapshot snapshot, int64 
 					ClockVerdict *verdict)
 {
 	*verdict = clock_verdict(rel, row, tli);
-	if (*verdict == CLOCK_CLAIMED_HERE || *verdict == CLOCK_NEW_TIMELINE)
+	if (*verdict == CLOCK_CLAIMED_HERE)
 		return row->band;
+	if (*verdict == CLOCK_NEW_TIMELINE)
+		return clock_promoted_band(row, tli, true);
 	return clock_moved_band(row, snapshot, tli, true);
 }
 
@@ -753,9 +796,10 @@ clock_band_for_fencing(int64 tli)
 	ClockVerdict verdict;
 	TermBand	band = clock_band_peek_verdict(tli, &verdict);
 
-	/* a move's floor goes on moving with the time until it is claimed */
-	if ((verdict == CLOCK_MOVES || verdict == CLOCK_UNCLAIMED) &&
-		(band.generation != 0 || band.offset != 0))
+	/* a move's or a promotion's floor goes on moving with the time until it is claimed */
+	if (verdict == CLOCK_NEW_TIMELINE ||
+		((verdict == CLOCK_MOVES || verdict == CLOCK_UNCLAIMED) &&
+		 (band.generation != 0 || band.offset != 0)))
 		band = clock_band_for_issue(tli);
 	return band;
 }

@@ -100,8 +100,8 @@ sleep 2;    # worker-a's lease expires
 my $lost_lease = record_term('leased',
 	q1("SELECT term FROM fencing.acquire_lease('leased', 'worker-b', '1 hour')"));
 q1("INSERT INTO leased VALUES (2, $lost_lease, 'worker-b')");
-# Its next term would be 2^40, timeline 2's floor, which the promoted
-# standby issues too: the old primary refuses it.
+# Its next term would be 2^40, the limit of timeline 1's band, above which
+# the promoted standby issues: the old primary refuses it.
 my ($edge_rc, $edge_out, $edge_err) = $primary->psql('postgres',
 	"\\set VERBOSITY verbose\nSELECT fencing.fence_next_epoch('edge')");
 record_term('edge', $edge_out) if $edge_rc == 0;    # 1.4 issued 2^40 here
@@ -137,7 +137,6 @@ pass("control: before the lift, the leader of the surviving mark ($replicated_ma
 is(q2(q{SELECT string_agg(object, ',' ORDER BY object COLLATE "C") FROM fencing.health
 		WHERE "check" = 'scope not fenced since the promotion'}),
 	'jobs,leased,other', 'health lists the issued scopes not fenced since the promotion');
-my $floor = q2('SELECT term_floor FROM fencing.clock_timeline()');
 # A writer in flight at the surviving mark: the lift waits for it (its scope
 # lock), and the write it committed before the lift stays (I3).
 my $w = $new->background_psql('postgres');
@@ -156,6 +155,11 @@ $f->quit;
 is(q2('SELECT tok FROM jobs WHERE id = 22'), $replicated_mark,
 	'the write committed before the lift stays');
 is(q2('SELECT fencing.fence_older_timelines()'), '1', 'the next call lifts the last one');
+# the lift claimed timeline 2's band: its floor, later than 2^40 by the time
+# since the claim the standby replayed, no longer moves
+my $floor = q2('SELECT term_floor FROM fencing.clock_timeline()');
+cmp_ok($floor, '>', 1099511627776, "timeline 2's floor is above 2^40, by the time since the last claim ($floor)");
+is(q2('SELECT term_floor FROM fencing.clock_timeline()'), $floor, 'and stays there once claimed');
 is(q2('SELECT fencing.fence_older_timelines()'), '0', 'and then none');
 is(q2("SELECT count(*) FROM fencing.scopes WHERE tokens = 'issued' AND mark <> $floor"), '0',
 	"every issued scope's mark is the floor of timeline 2 ($floor)");
@@ -173,8 +177,8 @@ cmp_ok($new_leader, '>', $old_max{jobs},
 take_on($new, 'jobs', "new-$_") for 1 .. 5;
 take_on($new, 'other', "new-$_") for 1 .. 45;
 take_on($new, 'fresh', "new-$_") for 1 .. 5;
-is(take_on($new, 'edge', 'new-edge'), '1099511627776',
-	"on timeline 2 the edge scope's first term is the floor, 2^40");
+is(take_on($new, 'edge', 'new-edge'), $floor,
+	"on timeline 2 the edge scope's first term is the floor ($floor)");
 $old_max{edge} //= 0;    # checked for duplicates below with the other scopes
 for my $scope (sort keys %old_max)
 {

@@ -2,14 +2,17 @@
 # other without a shared WAL archive, land on the same timeline: Postgres
 # picks timeline + 1 from the history each one sees, and the second never
 # saw the first's.  The band of terms (timeline and generation) is then the
-# same, and the second issues again the terms the first issued.  No data
-# on the second server tells; fencing.clock_promotion = 'confirm' makes a
-# promoted server refuse terms until a superuser confirms the clock.
+# same; no data on the second server tells.  A promotion's band is later
+# by the time since the claim in force, so the second issues above every
+# term the first issued (before 1.5's promotion shift it issued them
+# again).  fencing.clock_promotion = 'confirm' makes a promoted server
+# refuse terms until a superuser confirms the clock.
 #
 # Proves, fencing preloaded, primary A with standbys B, C and D (no archive):
 #   - B, promoted (timeline 2), issues terms; then B is lost;
-#   - control: D, promoted with fencing.clock_promotion = 'issue', also lands
-#     on timeline 2 and issues B's first term again;
+#   - D, promoted with the default fencing.clock_promotion = 'issue', also
+#     lands on timeline 2, and issues above every term B issued, in every
+#     scope;
 #   - C, promoted with 'confirm', lands on timeline 2 too, refuses every term
 #     and lease grant (ZF006) and says so (clock_state, fencing.health:
 #     critical) until a superuser calls fencing.confirm_clock(); then every
@@ -71,11 +74,14 @@ cmp_ok($b_terms[0], '>', $a_last, "B's terms are above A's ($b_terms[0])");
 my $b_other = term($b, 'other');
 $b->stop('immediate');
 
-# control: D, promoted with 'issue', issues B's first term again
+# D, promoted with 'issue' onto the same timeline, issues above B
 my $d = $standby{d};
 $d->promote;
 is(timeline($d), '2', 'D, which never saw B\'s history, is promoted onto timeline 2 too');
-is(term($d, 'jobs'), $b_terms[0], "control: with 'issue', D issues B's first term again");
+my $d_term = term($d, 'jobs');
+cmp_ok($d_term, '>', $b_terms[-1],
+	"with 'issue', D's first term ($d_term) is above every term B issued ($b_terms[-1])");
+cmp_ok(term($d, 'other'), '>', $b_other, 'in every scope');
 $d->stop;
 
 # C, promoted with 'confirm'
