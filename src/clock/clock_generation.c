@@ -75,8 +75,13 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/rmgr.h"
+#include "access/timeline.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xlogreader.h"
+#include "access/xlogutils.h"
 #include "catalog/pg_control.h"
 #include "catalog/pg_type.h"
 #include "common/controldata_utils.h"
@@ -501,8 +506,105 @@ clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli, bool missing
 }
 
 /*
+ * When this server's timeline began: the time its promotion (or the end of
+ * its archive recovery) wrote in the first records of the timeline, the
+ * end-of-recovery record or checkpoint at its switch point.  0 when it is
+ * not known: timeline 1, a standby, no history file, the WAL of the switch
+ * point already removed (recycled before the first term after a long idle
+ * time), or no such record found.  Read once a backend and timeline.
+ */
+static TimestampTz
+clock_timeline_began(int64 tli)
+{
+	static int64 cached_tli = 0;
+	static TimestampTz cached_began = 0;
+	List	   *history;
+	TimeLineHistoryEntry *entry;
+	XLogSegNo	segno;
+	char		path[MAXPGPATH];
+	struct stat st;
+	XLogReaderState *reader;
+	ReadLocalXLogPageNoWaitPrivate *priv;
+	XLogRecPtr	first;
+	TimestampTz began = 0;
+
+	if (tli == cached_tli)
+		return cached_began;
+	if (tli < 2 || tli > PG_UINT32_MAX || RecoveryInProgress())
+		return 0;
+	history = readTimeLineHistory((TimeLineID) tli);
+	entry = (TimeLineHistoryEntry *) linitial(history);
+	if (entry->tli != (TimeLineID) tli || XLogRecPtrIsInvalid(entry->begin))
+		return 0;
+	XLByteToSeg(entry->begin, segno, wal_segment_size);
+	XLogFilePath(path, (TimeLineID) tli, segno, wal_segment_size);
+	if (segno <= XLogGetLastRemovedSegno() || stat(path, &st) != 0)
+	{
+		cached_tli = tli;
+		cached_began = 0;
+		return 0;
+	}
+
+	priv = palloc0(sizeof(*priv));
+	reader = XLogReaderAllocate(wal_segment_size, NULL,
+								XL_ROUTINE(.page_read = &read_local_xlog_page_no_wait,
+										   .segment_open = &wal_segment_open,
+										   .segment_close = &wal_segment_close),
+								priv);
+	if (reader == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory while reading the start of timeline %lld",
+						(long long) tli)));
+	first = XLogFindNextRecord(reader, entry->begin);
+	if (!XLogRecPtrIsInvalid(first))
+	{
+		/* a record or so (an overwritten continuation) may come before it */
+		for (int i = 0; i < 16 && began == 0; i++)
+		{
+			char	   *errormsg = NULL;
+			XLogRecord *record = XLogReadRecord(reader, &errormsg);
+			uint8		info;
+
+			if (record == NULL || priv->end_of_wal)
+				break;
+			if (XLogRecGetRmid(reader) != RM_XLOG_ID)
+				continue;
+			info = XLogRecGetInfo(reader) & ~XLR_INFO_MASK;
+			if (info == XLOG_END_OF_RECOVERY &&
+				XLogRecGetDataLen(reader) >= sizeof(xl_end_of_recovery))
+			{
+				xl_end_of_recovery xlrec;
+
+				memcpy(&xlrec, XLogRecGetData(reader), sizeof(xlrec));
+				if (xlrec.ThisTimeLineID == (TimeLineID) tli)
+					began = xlrec.end_time;
+			}
+			else if (info == XLOG_CHECKPOINT_SHUTDOWN &&
+					 XLogRecGetDataLen(reader) >= sizeof(CheckPoint))
+			{
+				CheckPoint	checkpoint;
+
+				memcpy(&checkpoint, XLogRecGetData(reader), sizeof(checkpoint));
+				if (checkpoint.ThisTimeLineID == (TimeLineID) tli)
+					began = time_t_to_timestamptz(checkpoint.time);
+			}
+		}
+	}
+	XLogReaderFree(reader);
+	pfree(priv);
+	cached_tli = tli;
+	cached_began = began;
+	return began;
+}
+
+/*
  * The band a promotion claims: the band in force, later by the
- * microseconds since it was claimed.  Timeline T then issues from that
+ * microseconds from its claim to the promotion (the start of this
+ * timeline, clock_timeline_began(); when that is not known, to now).  The
+ * promotion's claim records that time as its claimed_at: the floor of
+ * every band is then the floor of the claim in force plus the time since
+ * its claimed_at, whoever computes it and whenever.  Timeline T then issues from that
  * floor, which is above the limit of timeline T - 1's band in force (its
  * floor plus one band): the old primary, confined to its band, stays below.
  * Of two standbys promoted from the same claim onto the same timeline, the
@@ -512,11 +614,25 @@ clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli, bool missing
  * ZF004, or with missing_ok the band, which term_band_exists() rejects.
  */
 static TermBand
-clock_promoted_band(const ClockRow *row, int64 tli, bool missing_ok)
+clock_promoted_band(const ClockRow *row, int64 tli, bool missing_ok, TimestampTz *until)
 {
 	TermBand	band = row->band;
-	int64		elapsed = clock_elapsed_since(row->claimed_at);
+	TimestampTz began = clock_timeline_began(tli);
+	int64		elapsed;
 	int64		floor;
+
+	/* from the claim to the promotion; to now when the promotion's time is not known */
+	if (began == 0)
+		began = GetCurrentTimestamp();
+	if (began <= row->claimed_at)
+	{
+		began = row->claimed_at;
+		elapsed = 0;
+	}
+	else if (pg_sub_s64_overflow(began, row->claimed_at, &elapsed))
+		elapsed = PG_INT64_MAX;
+	if (until != NULL)
+		*until = began;
 
 	if (term_band_exists(tli, band))
 	{
@@ -542,7 +658,7 @@ clock_promoted_band(const ClockRow *row, int64 tli, bool missing_ok)
  */
 static void
 clock_insert(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool confirmed,
-			 bool ours)
+			 bool ours, TimestampTz claimed_at)
 {
 	static SPIPlanPtr insert_plan = NULL;
 	static const char *insert_sql =
@@ -563,7 +679,7 @@ clock_insert(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool c
 	values[3] = ObjectIdGetDatum(ours ? MyDatabaseId : InvalidOid);
 	values[4] = ObjectIdGetDatum(ours ? clock_oid : InvalidOid);
 	values[5] = Int64GetDatum(tli);
-	values[6] = TimestampTzGetDatum(ours ? GetCurrentTimestamp() : 0);
+	values[6] = TimestampTzGetDatum(ours ? claimed_at : 0);
 	values[7] = CStringGetTextDatum(reason);
 	values[8] = TimestampTzGetDatum(PgStartTime);
 
@@ -582,7 +698,7 @@ clock_insert(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool c
 static void
 clock_write(Oid clock_oid, TermBand band, int64 tli, const char *reason, bool confirmed)
 {
-	clock_insert(clock_oid, band, tli, reason, confirmed, true);
+	clock_insert(clock_oid, band, tli, reason, confirmed, true, GetCurrentTimestamp());
 }
 
 static const char *
@@ -635,8 +751,13 @@ clock_band_for_issue(int64 tli)
 			band = row.band;
 			break;
 		case CLOCK_NEW_TIMELINE:
-			band = clock_promoted_band(&row, tli, false);
-			clock_write(clock_oid, band, tli, claim_reason(rel, &row, tli), row.confirmed);
+			{
+				TimestampTz promoted_at;
+
+				band = clock_promoted_band(&row, tli, false, &promoted_at);
+				clock_insert(clock_oid, band, tli, claim_reason(rel, &row, tli), row.confirmed,
+							 true, promoted_at);
+			}
 			break;
 		case CLOCK_UNCLAIMED:
 		case CLOCK_MOVES:
@@ -664,7 +785,7 @@ clock_band_peek_row(Relation rel, const ClockRow *row, Snapshot snapshot, int64 
 	if (*verdict == CLOCK_CLAIMED_HERE)
 		return row->band;
 	if (*verdict == CLOCK_NEW_TIMELINE)
-		return clock_promoted_band(row, tli, true);
+		return clock_promoted_band(row, tli, true, NULL);
 	return clock_moved_band(row, snapshot, tli, true);
 }
 
@@ -772,7 +893,7 @@ clock_note_unknown_terms(int64 token, const char *scope, int64 *covered)
 		{
 			clock_insert(clock_oid, claim, 1,
 						 "tokens restored above every term known (a fence restored without the extension's data)",
-						 row.found && row.confirmed, false);
+						 row.found && row.confirmed, false, 0);
 			claimed = claim.generation;
 			*covered = ((claim.generation + 1) << TERM_BAND_COUNTER_BITS) - 1;
 		}
