@@ -34,12 +34,17 @@
  * standby that lagged its primary's own move), and inserts its claim, made
  * durable with the term.  A claim by the same
  * server on a higher timeline (a promotion) keeps the generation and moves
- * the band later by the microseconds since the claim in force was made: of
- * two standbys promoted from one claim onto the same timeline (Postgres
- * picks timeline + 1 from the history each one sees; without a shared WAL
- * archive the second never saw the first's), the later one issues above
- * what the earlier one issued, and every timeline's floor stays above the
- * band of the timeline below it (the shift only adds to it).
+ * the band later by the microseconds from the claim in force to the
+ * promotion (its end-of-recovery record, not its first term, which may come
+ * much later), and dates its claim at the promotion: of two standbys
+ * promoted from one claim onto the same timeline (Postgres picks timeline +
+ * 1 from the history each one sees; without a shared WAL archive the second
+ * never saw the first's), the later one issues above what the earlier one
+ * issued, and every timeline's floor stays above the band of the timeline
+ * below it, also when that one claims it only after the higher one issued
+ * (a server promoted and idle while its cascading standby was promoted: a
+ * timeline is promoted after the one it comes from, so its shift is not
+ * smaller).
  *
  * The new band depends only on the data and the time, not on the
  * claimer's timeline: a standby of the new cluster that missed the claim
@@ -508,16 +513,36 @@ clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli, bool missing
 /*
  * When this server's timeline began: the time its promotion (or the end of
  * its archive recovery) wrote in the first records of the timeline, the
- * end-of-recovery record or checkpoint at its switch point.  0 when it is
- * not known: timeline 1, a standby, no history file, the WAL of the switch
- * point already removed (recycled before the first term after a long idle
- * time), or no such record found.  Read once a backend and timeline.
+ * end-of-recovery record or checkpoint at its switch point; when that WAL is
+ * recycled (a first term long after the promotion) or holds no such record,
+ * when it wrote the timeline's history file.  0 when it is not known:
+ * timeline 1, a standby, neither found.  Read once a backend and timeline.
  */
+static int64 cached_tli = 0;
+static TimestampTz cached_began = 0;
+
+/*
+ * When the promotion wrote the timeline's history file (pg_wal/TLI.history),
+ * just before its end-of-recovery record: its modification time, to the
+ * second below, or 0 without the file.  For a timeline whose first WAL is
+ * recycled.
+ */
+static TimestampTz
+clock_timeline_history_written(int64 tli)
+{
+	char		path[MAXPGPATH];
+	struct stat st;
+
+	TLHistoryFilePath(path, (TimeLineID) tli);
+	cached_tli = tli;
+	cached_began = stat(path, &st) == 0 && st.st_mtime > 0 ?
+		time_t_to_timestamptz((pg_time_t) st.st_mtime) : 0;
+	return cached_began;
+}
+
 static TimestampTz
 clock_timeline_began(int64 tli)
 {
-	static int64 cached_tli = 0;
-	static TimestampTz cached_began = 0;
 	List	   *history;
 	TimeLineHistoryEntry *entry;
 	XLogSegNo	segno;
@@ -539,11 +564,7 @@ clock_timeline_began(int64 tli)
 	XLByteToSeg(entry->begin, segno, wal_segment_size);
 	XLogFilePath(path, (TimeLineID) tli, segno, wal_segment_size);
 	if (segno <= XLogGetLastRemovedSegno() || stat(path, &st) != 0)
-	{
-		cached_tli = tli;
-		cached_began = 0;
-		return 0;
-	}
+		return clock_timeline_history_written(tli);
 
 	priv = palloc0(sizeof(*priv));
 	reader = XLogReaderAllocate(wal_segment_size, NULL,
@@ -593,6 +614,8 @@ clock_timeline_began(int64 tli)
 	}
 	XLogReaderFree(reader);
 	pfree(priv);
+	if (began == 0)
+		return clock_timeline_history_written(tli);
 	cached_tli = tli;
 	cached_began = began;
 	return began;
@@ -917,7 +940,10 @@ clock_band_for_fencing(int64 tli)
 	ClockVerdict verdict;
 	TermBand	band = clock_band_peek_verdict(tli, &verdict);
 
-	/* a move's or a promotion's floor goes on moving with the time until it is claimed */
+	/*
+	 * a move's floor goes on moving with the time until it is claimed, as
+	 * does a promotion's whose time is not known
+	 */
 	if (verdict == CLOCK_NEW_TIMELINE ||
 		((verdict == CLOCK_MOVES || verdict == CLOCK_UNCLAIMED) &&
 		 (band.generation != 0 || band.offset != 0)))

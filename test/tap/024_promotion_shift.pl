@@ -19,9 +19,10 @@
 #     promotion, and a scope of B pushed just under C's first term gets no
 #     term (ZF007) rather than C's term again (before: B issued it);
 #   - B's band is above every term A's claim band holds (the shift only adds);
-#   - D, promoted onto timeline 2 after B and after its promotion's WAL was
-#     recycled (the time of the promotion no longer known), issues above every
-#     term B issued (measured to its first term, as before), without error.
+#   - D, promoted onto timeline 2 after B, its promotion's WAL recycled
+#     before its first term, issues above every term B issued, without
+#     error, its claim dated at its promotion all the same (the time its
+#     timeline's history file was written).
 use strict;
 use warnings;
 
@@ -126,6 +127,7 @@ $c->stop;
 $d->promote;
 is(($d->safe_psql('postgres', 'SELECT timeline FROM fencing.clock_timeline()')), '2',
 	'D is promoted onto timeline 2 too');
+my $d_promoted = $d->safe_psql('postgres', 'SELECT pg_catalog.clock_timestamp()');
 $d->safe_psql('postgres', 'CREATE TABLE filler AS SELECT g FROM pg_catalog.generate_series(1, 1) g');
 for (1 .. 6)
 {
@@ -141,6 +143,9 @@ ok(!-e $d->data_dir . "/pg_wal/$switch_seg",
 my $d_term = term($d, 'jobs');
 cmp_ok($d_term, '>', $b_first, "D issues ($d_term) above B's terms of its own band");
 cmp_ok($d_term, '>=', $b_floor, "and above B's floor ($b_floor)");
+is($d->safe_psql('postgres',
+		"SELECT claimed_at <= '$d_promoted' FROM fencing.clock WHERE timeline = 2"),
+	't', "D's claim is dated at its promotion all the same (its history file's time)");
 $d->stop;
 
 done_testing();
