@@ -22,7 +22,10 @@
 #   - D, promoted onto timeline 2 after B, its promotion's WAL recycled
 #     before its first term, issues above every term B issued, without
 #     error, its claim dated at its promotion all the same (the time its
-#     timeline's history file was written).
+#     timeline's history file was written);
+#   - E, a point-in-time recovery of A (recovery_target_lsn, promote: an
+#     end-of-recovery checkpoint, not record, begins its timeline), issues
+#     above A's band, its claim dated at the end of its recovery.
 use strict;
 use warnings;
 
@@ -74,7 +77,18 @@ my $c = PostgreSQL::Test::Cluster->new('c');
 $c->init_from_backup($b, 'bkb', has_streaming => 1);
 $c->append_conf('postgresql.conf', $conf);
 $c->start;
+# E: a point-in-time recovery of A, ending (promote) at an LSN before A's
+# last term: the end-of-recovery checkpoint begins its timeline
+my $target = $a->safe_psql('postgres', 'SELECT pg_catalog.pg_current_wal_lsn()');
 my $a_last = term($a, 'jobs');
+my $e = PostgreSQL::Test::Cluster->new('e');
+$e->init_from_backup($a, 'bk', has_streaming => 1);
+$e->append_conf('postgresql.conf',
+	$conf . "recovery_target_lsn = '$target'\nrecovery_target_action = 'promote'\n");
+$e->start;
+ok($e->poll_query_until('postgres', 'SELECT NOT pg_catalog.pg_is_in_recovery()'),
+	'E, a point-in-time recovery of A, ends its recovery at the target');
+my $e_ended = $e->safe_psql('postgres', 'SELECT pg_catalog.clock_timestamp()');
 $a->wait_for_catchup($b);
 $b->wait_for_catchup($c, 'replay', $b->lsn('replay'));
 $a->stop('immediate');
@@ -104,6 +118,9 @@ cmp_ok($b_limit, '<=', $c_first,
 is($b->safe_psql('postgres',
 		q{SELECT claimed_at < pg_catalog.now() - interval '1 second' FROM fencing.clock WHERE timeline = 2}),
 	't', "B's claim is dated at its promotion, not at its first term");
+is($b->safe_psql('postgres',
+		q{SELECT claimed_at <> pg_catalog.date_trunc('second', claimed_at) FROM fencing.clock WHERE timeline = 2}),
+	't', 'to the microsecond: by its end-of-recovery record');
 is($b->safe_psql('postgres', 'SELECT term_limit FROM fencing.clock_timeline()'), $b_limit,
 	'and its band no longer moves');
 
@@ -147,5 +164,15 @@ is($d->safe_psql('postgres',
 		"SELECT claimed_at <= '$d_promoted' FROM fencing.clock WHERE timeline = 2"),
 	't', "D's claim is dated at its promotion all the same (its history file's time)");
 $d->stop;
+
+sleep 1;
+my $e_term = term($e, 'jobs');
+my ($e_tli, $e_floor) = band($e);
+is($e_tli, '2', 'E is on timeline 2');
+cmp_ok($e_floor, '>=', $a_limit, "E's first term ($e_term) is above the limit of A's band");
+is($e->safe_psql('postgres',
+		"SELECT claimed_at <= '$e_ended' FROM fencing.clock WHERE timeline = 2"),
+	't', "E's claim is dated at the end of its recovery, not at its first term");
+$e->stop;
 
 done_testing();
