@@ -23,6 +23,10 @@
 #     before its first term, issues above every term B issued, without
 #     error, its claim dated at its promotion all the same (the time its
 #     timeline's history file was written);
+#   - D, moved by pg_dump/pg_restore into a new cluster F (A's claim made
+#     100 days before, so the promotions' shifts span bands): F's first term
+#     is above every band B, C and D used, and G, F's standby cut off and
+#     promoted, above F's terms;
 #   - E, a point-in-time recovery of A (recovery_target_lsn, promote: an
 #     end-of-recovery checkpoint, not record, begins its timeline), issues
 #     above A's band, its claim dated at the end of its recovery.
@@ -58,6 +62,8 @@ $a->append_conf('postgresql.conf', $conf);
 $a->start;
 $a->safe_psql('postgres', 'CREATE EXTENSION fencing');
 term($a, 'jobs') for 1 .. 3;
+# A's claim made 100 days ago: a promotion's shift then spans bands (7.9)
+$a->safe_psql('postgres', q{UPDATE fencing.clock SET claimed_at = claimed_at - interval '100 days'});
 my (undef, $a_floor, $a_limit) = band($a);
 $a->backup('bk');
 
@@ -104,7 +110,7 @@ $c->promote;
 is(($c->safe_psql('postgres', 'SELECT timeline FROM fencing.clock_timeline()')), '3',
 	'C is promoted onto timeline 3 while B lives on (a split brain)');
 my $c_first = term($c, 'jobs');
-my (undef, $c_floor) = band($c);
+my (undef, $c_floor, $c_limit) = band($c);
 is($c_first, $c_floor, "C's first term is its floor ($c_floor)");
 
 # B's first term comes seconds after C's
@@ -163,7 +169,33 @@ cmp_ok($d_term, '>=', $b_floor, "and above B's floor ($b_floor)");
 is($d->safe_psql('postgres',
 		"SELECT claimed_at <= '$d_promoted' FROM fencing.clock WHERE timeline = 2"),
 	't', "D's claim is dated at its promotion all the same (its history file's time)");
+my (undef, undef, $d_limit) = band($d);
+
+# D, moved (pg_dump/pg_restore) into a new cluster F whose standby G, cut
+# off, is promoted: above every band the source's servers used (C's, on
+# timeline 3, the highest), however far the promotions shifted them
+my $bindir = $a->config_data('--bindir');
+my $dump = PostgreSQL::Test::Utils::tempdir . '/d.dump';
+command_ok([ "$bindir/pg_dump", '-Fc', '-f', $dump, '-d', $d->connstr('postgres') ], 'pg_dump of D');
 $d->stop;
+my $f = PostgreSQL::Test::Cluster->new('f');
+$f->init(allows_streaming => 1);
+$f->append_conf('postgresql.conf', $conf);
+$f->start;
+command_ok([ "$bindir/pg_restore", '--exit-on-error', '-d', $f->connstr('postgres'), $dump ],
+	'pg_restore into F');
+my $g = streaming_standby($f, 'g');
+cut_off($g);
+my @f_terms = map { term($f, 'jobs') } 1 .. 3;
+my $highest = (sort { $b <=> $a } ($b_limit, $c_limit, $d_limit))[0];
+cmp_ok($f_terms[0], '>=', $highest,
+	"F's first term ($f_terms[0]) is above every band the source's servers used ($highest)");
+$f->stop('immediate');
+$g->promote;
+my $g_term = term($g, 'jobs');
+cmp_ok($g_term, '>', $f_terms[-1], "G, F's standby promoted, issues ($g_term) above F's terms");
+cmp_ok($g_term, '>', $highest, 'and above the source');
+$g->stop;
 
 sleep 1;
 my $e_term = term($e, 'jobs');
