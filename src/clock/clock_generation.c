@@ -78,9 +78,9 @@
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/rmgr.h"
 #include "access/table.h"
 #include "access/tableam.h"
-#include "access/rmgr.h"
 #include "access/timeline.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -510,14 +510,7 @@ clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli, bool missing
 							 missing_ok);
 }
 
-/*
- * When this server's timeline began: the time its promotion (or the end of
- * its archive recovery) wrote in the first records of the timeline, the
- * end-of-recovery record or checkpoint at its switch point; when that WAL is
- * recycled (a first term long after the promotion) or holds no such record,
- * when it wrote the timeline's history file.  0 when it is not known:
- * timeline 1, a standby, neither found.  Read once a backend and timeline.
- */
+/* The timeline whose beginning this backend read, and its time. */
 static int64 cached_tli = 0;
 static TimestampTz cached_began = 0;
 
@@ -540,6 +533,14 @@ clock_timeline_history_written(int64 tli)
 	return cached_began;
 }
 
+/*
+ * When this server's timeline began: the time its promotion (or the end of
+ * its archive recovery) wrote in the first records of the timeline, the
+ * end-of-recovery record or checkpoint at its switch point; when that WAL is
+ * recycled (a first term long after the promotion) or holds no such record,
+ * when it wrote the timeline's history file.  0 when it is not known:
+ * timeline 1, a standby, neither found.  Read once a backend and timeline.
+ */
 static TimestampTz
 clock_timeline_began(int64 tli)
 {
