@@ -29,7 +29,8 @@
 #     promoted, above F's terms;
 #   - E, a point-in-time recovery of A (recovery_target_lsn, promote: an
 #     end-of-recovery checkpoint, not record, begins its timeline), issues
-#     above A's band, its claim dated at the end of its recovery.
+#     above A's band, its claim dated at the end of its recovery; two first
+#     terms at once (one left open) claim the same band, neither waits.
 use strict;
 use warnings;
 
@@ -198,12 +199,27 @@ cmp_ok($g_term, '>', $highest, 'and above the source');
 $g->stop;
 
 sleep 1;
+# two first terms at once: the one left open claims, the other claims the
+# same band (the promotion's time is fixed) without waiting for it
+my $s1 = $e->background_psql('postgres');
+$s1->query_safe('BEGIN');
+my $e_p1 = $s1->query_safe(q{SELECT fencing.fence_next_epoch('p1', 's1')});
+my $e_p2 = $e->safe_psql('postgres', q{SELECT fencing.fence_next_epoch('p2', 's2')},
+	timeout => 60);
+$s1->query_safe('COMMIT');
+$s1->quit;
+is($e_p2, $e_p1, 'two first terms at once after a promotion, in two scopes: both from the floor, neither waits');
+is($e->safe_psql('postgres',
+		'SELECT count(*) || \' claims, \' || count(DISTINCT (generation, band_offset, claimed_at)) || \' band\''
+		  . ' FROM fencing.clock WHERE timeline = 2'),
+	'2 claims, 1 band', 'both claimed the same band, dated at the promotion');
+cmp_ok(term($e, 'p1'), '>', $e_p1, 'and the next term of a scope is above');
 my $e_term = term($e, 'jobs');
 my ($e_tli, $e_floor) = band($e);
 is($e_tli, '2', 'E is on timeline 2');
 cmp_ok($e_floor, '>=', $a_limit, "E's first term ($e_term) is above the limit of A's band");
 is($e->safe_psql('postgres',
-		"SELECT claimed_at <= '$e_ended' FROM fencing.clock WHERE timeline = 2"),
+		"SELECT pg_catalog.bool_and(claimed_at <= '$e_ended') FROM fencing.clock WHERE timeline = 2"),
 	't', "E's claim is dated at the end of its recovery, not at its first term");
 $e->stop;
 
