@@ -35,8 +35,8 @@
  * durable with the term.  A claim by the same
  * server on a higher timeline (a promotion) keeps the generation and moves
  * the band later by the microseconds from the claim in force to the
- * promotion (its end-of-recovery record, not its first term, which may come
- * much later), and dates its claim at the promotion: of two standbys
+ * promotion (when it wrote its timeline's history file, not its first term,
+ * which may come much later), and dates its claim at the promotion: of two standbys
  * promoted from one claim onto the same timeline (Postgres picks timeline +
  * 1 from the history each one sees; without a shared WAL archive the second
  * never saw the first's), the later one issues above what the earlier one
@@ -78,15 +78,11 @@
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
-#include "access/rmgr.h"
 #include "access/table.h"
 #include "access/tableam.h"
-#include "access/timeline.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
-#include "access/xlogreader.h"
-#include "access/xlogutils.h"
 #include "catalog/pg_control.h"
 #include "catalog/pg_type.h"
 #include "common/controldata_utils.h"
@@ -510,115 +506,34 @@ clock_moved_band(const ClockRow *row, Snapshot snapshot, int64 tli, bool missing
 							 missing_ok);
 }
 
-/* The timeline whose beginning this backend read, and its time. */
-static int64 cached_tli = 0;
-static TimestampTz cached_began = 0;
-
 /*
- * When the promotion wrote the timeline's history file (pg_wal/TLI.history),
- * just before its end-of-recovery record: its modification time, to the
- * second below, or 0 without the file.  For a timeline whose first WAL is
- * recycled.
- */
-static TimestampTz
-clock_timeline_history_written(int64 tli)
-{
-	char		path[MAXPGPATH];
-	struct stat st;
-
-	TLHistoryFilePath(path, (TimeLineID) tli);
-	cached_tli = tli;
-	cached_began = stat(path, &st) == 0 && st.st_mtime > 0 ?
-		time_t_to_timestamptz((pg_time_t) st.st_mtime) : 0;
-	return cached_began;
-}
-
-/*
- * When this server's timeline began: the time its promotion (or the end of
- * its archive recovery) wrote in the first records of the timeline, the
- * end-of-recovery record or checkpoint at its switch point; when that WAL is
- * recycled (a first term long after the promotion) or holds no such record,
- * when it wrote the timeline's history file.  0 when it is not known:
- * timeline 1, a standby, neither found.  Read once a backend and timeline.
+ * When this server's timeline began: when its promotion (or the end of its
+ * archive recovery) wrote the timeline's history file, pg_wal/TLI.history,
+ * just before the timeline's first record.  Postgres never rewrites or
+ * removes that file, and only the server that chose the timeline writes it
+ * there (a standby that fetches a history file is on a later timeline by the
+ * time it can issue).  Its modification time, to the microsecond where the
+ * file system keeps it; 0 when it is not known (timeline 1, a standby, no
+ * file).  Read once a backend and timeline.
  */
 static TimestampTz
 clock_timeline_began(int64 tli)
 {
-	List	   *history;
-	TimeLineHistoryEntry *entry;
-	XLogSegNo	segno;
+	static int64 read_tli = 0;
+	static TimestampTz began = 0;
 	char		path[MAXPGPATH];
 	struct stat st;
-	XLogReaderState *reader;
-	ReadLocalXLogPageNoWaitPrivate *priv;
-	XLogRecPtr	first;
-	TimestampTz began = 0;
 
-	if (tli == cached_tli)
-		return cached_began;
+	if (tli == read_tli)
+		return began;
 	if (tli < 2 || tli > PG_UINT32_MAX || RecoveryInProgress())
 		return 0;
-	history = readTimeLineHistory((TimeLineID) tli);
-	entry = (TimeLineHistoryEntry *) linitial(history);
-	if (entry->tli != (TimeLineID) tli || XLogRecPtrIsInvalid(entry->begin))
-		return 0;
-	XLByteToSeg(entry->begin, segno, wal_segment_size);
-	XLogFilePath(path, (TimeLineID) tli, segno, wal_segment_size);
-	if (segno <= XLogGetLastRemovedSegno() || stat(path, &st) != 0)
-		return clock_timeline_history_written(tli);
-
-	priv = palloc0(sizeof(*priv));
-	reader = XLogReaderAllocate(wal_segment_size, NULL,
-								XL_ROUTINE(.page_read = &read_local_xlog_page_no_wait,
-										   .segment_open = &wal_segment_open,
-										   .segment_close = &wal_segment_close),
-								priv);
-	if (reader == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory while reading the start of timeline %lld",
-						(long long) tli)));
-	first = XLogFindNextRecord(reader, entry->begin);
-	if (!XLogRecPtrIsInvalid(first))
-	{
-		/* a record or so (an overwritten continuation) may come before it */
-		for (int i = 0; i < 16 && began == 0; i++)
-		{
-			char	   *errormsg = NULL;
-			XLogRecord *record = XLogReadRecord(reader, &errormsg);
-			uint8		info;
-
-			if (record == NULL || priv->end_of_wal)
-				break;
-			if (XLogRecGetRmid(reader) != RM_XLOG_ID)
-				continue;
-			info = XLogRecGetInfo(reader) & ~XLR_INFO_MASK;
-			if (info == XLOG_END_OF_RECOVERY &&
-				XLogRecGetDataLen(reader) >= sizeof(xl_end_of_recovery))
-			{
-				xl_end_of_recovery xlrec;
-
-				memcpy(&xlrec, XLogRecGetData(reader), sizeof(xlrec));
-				if (xlrec.ThisTimeLineID == (TimeLineID) tli)
-					began = xlrec.end_time;
-			}
-			else if (info == XLOG_CHECKPOINT_SHUTDOWN &&
-					 XLogRecGetDataLen(reader) >= sizeof(CheckPoint))
-			{
-				CheckPoint	checkpoint;
-
-				memcpy(&checkpoint, XLogRecGetData(reader), sizeof(checkpoint));
-				if (checkpoint.ThisTimeLineID == (TimeLineID) tli)
-					began = time_t_to_timestamptz(checkpoint.time);
-			}
-		}
-	}
-	XLogReaderFree(reader);
-	pfree(priv);
-	if (began == 0)
-		return clock_timeline_history_written(tli);
-	cached_tli = tli;
-	cached_began = began;
+	TLHistoryFilePath(path, (TimeLineID) tli);
+	began = 0;
+	if (stat(path, &st) == 0 && st.st_mtime > 0)
+		began = time_t_to_timestamptz((pg_time_t) st.st_mtim.tv_sec) +
+			st.st_mtim.tv_nsec / 1000;
+	read_tli = tli;
 	return began;
 }
 

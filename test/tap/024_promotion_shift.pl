@@ -1,7 +1,7 @@
 # 024_promotion_shift.pl: a promotion's band is later than the claim in
-# force by the time from that claim to the promotion (the start of the
-# timeline, read from its first WAL records), not to the promoted server's
-# first term.
+# force by the time from that claim to the promotion (when the promotion
+# wrote its timeline's history file), not to the promoted server's first
+# term.
 #
 # A promoted server claims its band at its first term, which may come long
 # after its promotion.  Measured to that first term, its band went on rising
@@ -127,7 +127,7 @@ is($b->safe_psql('postgres',
 	't', "B's claim is dated at its promotion, not at its first term");
 is($b->safe_psql('postgres',
 		q{SELECT claimed_at <> pg_catalog.date_trunc('second', claimed_at) FROM fencing.clock WHERE timeline = 2}),
-	't', 'to the microsecond: by its end-of-recovery record');
+	't', 'to the microsecond: by its timeline history file');
 is($b->safe_psql('postgres', 'SELECT term_limit FROM fencing.clock_timeline()'), $b_limit,
 	'and its band no longer moves');
 
