@@ -34,12 +34,6 @@ use Test::More;
 
 my $conf = "shared_preload_libraries = 'fencing'\nautovacuum = off\n";
 
-sub term
-{
-	my ($node, $scope) = @_;
-	return $node->safe_psql('postgres', "SELECT fencing.fence_next_epoch('$scope', 'h')");
-}
-
 sub clock_finding
 {
 	my ($node) = @_;

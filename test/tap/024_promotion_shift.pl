@@ -44,12 +44,6 @@ use Time::HiRes qw(usleep);
 
 my $conf = "autovacuum = off\n";
 
-sub term
-{
-	my ($node, $scope) = @_;
-	return $node->safe_psql('postgres', "SELECT fencing.fence_next_epoch('$scope', 'h')");
-}
-
 sub band
 {
 	my ($node) = @_;

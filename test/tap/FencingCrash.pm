@@ -22,7 +22,7 @@ use Test::More;
 
 our @EXPORT =
   qw(fencing_node freeze_walwriter crash_immediate crash_kill quit_dead
-  sqlstate_error streaming_standby cut_off);
+  sqlstate_error streaming_standby cut_off term);
 
 # A started cluster with the extension created in database "postgres".
 sub fencing_node
@@ -121,6 +121,13 @@ sub cut_off
 	$standby->poll_query_until('postgres', 'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
 	  or die 'WAL receiver did not stop';
 	return;
+}
+
+# The next term of scope on node (database "postgres"), holder "h".
+sub term
+{
+	my ($node, $scope) = @_;
+	return $node->safe_psql('postgres', "SELECT fencing.fence_next_epoch('$scope', 'h')");
 }
 
 1;
