@@ -196,7 +196,7 @@ clock_generation_init(void)
 							 "What the epoch clock does after this server was promoted (or ended an archive recovery) since it started.",
 							 "issue: issue terms in the new timeline's band; "
 							 "confirm: refuse to issue terms (ZF006) until a superuser calls fencing.confirm_clock(), for a standby that may "
-							 "share its timeline with another one promoted before it (no shared WAL archive) or may have missed a confirmation. "
+							 "have missed a confirmation of the clock by its primary. "
 							 "Known only with fencing in shared_preload_libraries.",
 							 &clock_promotion,
 							 CLOCK_UNCLEAN_ISSUE,
@@ -300,11 +300,11 @@ clock_verdict(Relation rel, const ClockRow *row, int64 tli)
  * before it, and its crash recovery ends on the promoted one, where the
  * original went on issuing.
  *
- * Nor can a server promoted since it started tell that its timeline is
- * its own: another standby of the same primary, promoted before it and lost,
- * had the same timeline (Postgres picks timeline + 1 from the history it
- * sees: without a shared WAL archive, not the other's), and a standby that
- * had not replayed a confirmation of the clock issues below it.  With
+ * Nor can a server promoted since it started tell that it replayed every
+ * confirmation of the clock its primary made: one it missed leaves it
+ * issuing below the confirmed band.  (Another standby of the same primary,
+ * promoted before it onto the same timeline and lost, is below it by the
+ * promotion's shift, clock_promoted_band().)  With
  * fencing.clock_promotion = 'confirm' the operator asks to confirm that too.
  *
  * NULL if neither; *refuse: the setting asks to refuse terms until a
