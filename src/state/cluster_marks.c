@@ -44,10 +44,11 @@
  * when a feed first saw it so (recorded in the feeding transaction: if that
  * aborts, a later feed records a later time, which only waits longer), and
  * longest the longest lease ever set.  Why that is enough:
- *   - a change of a scope under a lease takes ROW SHARE on pg_dist_node
+ *   - a change of a scope under a lease takes SHARE on pg_dist_node
  *     before it reads which nodes are active primaries, and keeps it to
  *     its end: a node it finds active is fed by it (or the change fails),
- *     since disabling it waits for the change to end;
+ *     since disabling, removing or activating it (EXCLUSIVE) and moving
+ *     it (citus_update_node: ROW EXCLUSIVE) wait for the change to end;
  *   - a renewal holds ROW SHARE on pg_dist_node from before it reads the
  *     active workers until it ends; citus_disable_node, citus_remove_node
  *     and citus_activate_node take EXCLUSIVE on it (Citus 13.0.5,
@@ -59,6 +60,9 @@
  *     that a committed renewal acknowledged (marks/cluster_apply.c): the
  *     offer was recorded while that renewal waited for it, before lapsed_at,
  *     however late a grant arrives;
+ *     (a node moved by citus_update_node is no active primary under its
+ *     old name; a renewal that reached that name read it before the move
+ *     committed, and the offer it grants from was recorded earlier still);
  *   - so the lease runs out on the worker's clock at most longest after
  *     lapsed_at; the clocks' rates (not their offsets) agree within 10%, so
  *     longest * 1.1 + 1 s on the coordinator's clock covers it, and the
@@ -222,7 +226,7 @@ wait_for_lapsed_leases(void)
 			 * change fails; the read below comes after the lock.
 			 */
 			if (OidIsValid(dist_node))
-				LockRelationOid(dist_node, RowShareLock);
+				LockRelationOid(dist_node, ShareLock);
 			(void) fencing_spi_execute(&lapse_plan, lapse_sql, 1, argtypes, values, false);
 			if (SPI_processed == 1)
 			{
