@@ -129,7 +129,21 @@ CREATE TRIGGER apply BEFORE INSERT ON public.stranger_marks
     FOR EACH ROW EXECUTE FUNCTION fencing.apply_cluster_mark();
 INSERT INTO fencing.cluster_marks VALUES ('solo', 1000, 'x', 'issued', true, '{}');
 SELECT fencing.distribute_marks();
+-- nor the feed lease's functions
+SELECT fencing.set_cluster_lease('4 s');
+SELECT * FROM fencing.renew_cluster_lease();
+SELECT fencing.take_cluster_lease('4 s', NULL);
 RESET ROLE;
+
+-- the feed lease: a Citus cluster's, refused here, and nothing made
+SELECT fencing.set_cluster_lease('4 s');
+SELECT * FROM fencing.renew_cluster_lease();
+SELECT fencing.take_cluster_lease('4 s', NULL);
+SELECT fencing.take_cluster_lease('1 day', NULL);
+SELECT fencing.take_cluster_lease('-1 s', NULL);
+SELECT fencing.take_cluster_lease(NULL, NULL);
+SELECT count(*) AS lease_rows FROM fencing.cluster_lease;
+SELECT lease, lease_from FROM fencing.node_state;
 
 -- without the cluster's table, a write raises again
 DROP TABLE fencing.cluster_marks;

@@ -5,7 +5,9 @@
  *	  callback: every module's per-transaction state is reset here, in a
  *	  fixed order, as Postgres's own AtEOXact_* sequence does.
  *
- * Before a commit or a PREPARE TRANSACTION: durability acts (the commit of a
+ * Before a commit or a PREPARE TRANSACTION: a Citus worker's feed lease is
+ * judged again for a transaction that wrote by scope under it (one that ran
+ * out meanwhile fails it); durability acts (the commit of a
  * transaction that issued a term or raised a mark is made durable); before a
  * PREPARE, first the scopes held by registration take their locks.
  *
@@ -17,7 +19,8 @@
  *	4. marks/mark_cache: the read in flight;
  *	5. security/scope_acl: the role that offered a token;
  *	6. durability/durable_commit: the request for a durable commit;
- *	7. state/scope_rows: the count of invalidations sent.
+ *	7. state/scope_rows: the count of invalidations sent;
+ *	8. state/citus_shards: the note of a write under a feed lease.
  * No reset reads another module's state, so any fixed order is correct;
  * this one goes from the top of the layers down (fencing.h).
  *
@@ -36,6 +39,7 @@
 #include "marks/mark_cache.h"
 #include "marks/scope_mark.h"
 #include "security/scope_acl.h"
+#include "state/citus_shards.h"
 #include "state/scope_rows.h"
 #include "tokens/declared_token.h"
 #include "trigger/restored_fence.h"
@@ -51,9 +55,11 @@ fencing_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
+			citus_node_lease_before_commit();
 			durable_commit_before_commit();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
+			citus_node_lease_before_commit();
 			scope_mark_before_prepare();
 			durable_commit_before_commit();
 			break;
@@ -69,6 +75,7 @@ fencing_xact_callback(XactEvent event, void *arg)
 			scope_acl_at_xact_end();
 			durable_commit_at_xact_end();
 			scope_rows_at_xact_end();
+			citus_node_lease_at_xact_end();
 			break;
 		default:
 			break;

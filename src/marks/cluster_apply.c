@@ -30,6 +30,21 @@
  * has it, and then records the placement as fed_via: its marks are current
  * again (state/citus_shards.c refuses writes by scope until then).
  *
+ * fencing.take_cluster_lease() is a worker's side of the feed lease
+ * (fencing.renew_cluster_lease() on the coordinator calls it on every
+ * active worker): the lease is granted from the time this node recorded an
+ * offer (on its own clock, lease_offered_at) that the coordinator has
+ * since acknowledged in a committed renewal (the offer is named in
+ * "acknowledged"), never from the time the grant arrives.  An offer is
+ * recorded by this node while a renewal holding its lock on pg_dist_node
+ * waits for the reply, so a lease starts before that renewal ends: before
+ * the node can be disabled or removed, and before the coordinator records
+ * that it was (state/cluster_marks.c waits from then).  A grant delivered
+ * late (a connection the coordinator gave up on, its bytes still in the
+ * network) starts no later, and an offer recorded by a renewal that failed
+ * or rolled back is never acknowledged.  Each call also records a new offer
+ * (returned), which the next renewal acknowledges.
+ *
  * It acts only as a trigger of fencing.cluster_marks or of its shard (the
  * same name with "_<shard id>"), in the extension's schema and owned by a
  * superuser: a trigger made by hand on another table could otherwise raise
@@ -48,6 +63,7 @@
 #include "miscadmin.h"
 #include "executor/spi.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -397,4 +413,93 @@ fencing_apply_cluster_mark(PG_FUNCTION_ARGS)
 	PG_END_TRY();
 
 	return PointerGetDatum(tuple);
+}
+
+/*
+ * fencing.take_cluster_lease(lease interval, acknowledged uuid[]) returns
+ * jsonb: on a worker, takes the feed lease from the time of its offer that
+ * the coordinator acknowledged (lease '0': no lease), records a new offer,
+ * and says {"offer", "granted", "lease", "lease_from"}.  NULL on a worker
+ * never fed (no row to hold a lease).  Superusers only (EXECUTE revoked
+ * from PUBLIC): the coordinator's renewal calls it.
+ */
+FENCING_FUNCTION(fencing_take_cluster_lease);
+
+Datum
+fencing_take_cluster_lease(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"WITH old AS (SELECT n.lease_offer OPERATOR(pg_catalog.=) ANY ($2) AS acked,"
+		"                    n.lease_offered_at"
+		"               FROM fencing.node_state AS n"
+		"              WHERE n.role OPERATOR(pg_catalog.=) 'worker' FOR UPDATE) "
+		"UPDATE fencing.node_state AS n SET "
+		"  lease = CASE WHEN $1 OPERATOR(pg_catalog.=) '0'::pg_catalog.interval THEN NULL"
+		"               WHEN old.acked THEN $1 ELSE n.lease END,"
+		"  lease_from = CASE WHEN $1 OPERATOR(pg_catalog.=) '0'::pg_catalog.interval THEN NULL"
+		"                    WHEN old.acked THEN old.lease_offered_at ELSE n.lease_from END,"
+		"  lease_offer = pg_catalog.gen_random_uuid(),"
+		"  lease_offered_at = pg_catalog.clock_timestamp() "
+		"FROM old "
+		"RETURNING pg_catalog.jsonb_build_object('offer', n.lease_offer,"
+		"  'granted', COALESCE(old.acked, false) AND $1 OPERATOR(pg_catalog.<>) '0'::pg_catalog.interval,"
+		"  'lease', n.lease, 'lease_from', n.lease_from)";
+	Oid			argtypes[2] = {INTERVALOID, UUIDARRAYOID};
+	Datum		values[2];
+	Interval   *lease;
+	FencingUserContext uctx;
+	Datum		result = (Datum) 0;
+	bool		isnull = true;
+	Oid			relid;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the feed lease must not be null"),
+				 errhint("Use '0' for no lease.")));
+	lease = PG_GETARG_INTERVAL_P(0);
+	if (lease->month != 0 || lease->day != 0 || lease->time < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid feed lease"),
+				 errdetail("A feed lease is a duration of zero or more in hours, minutes and seconds, without days or months.")));
+	if (!citus_installed())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("fencing.take_cluster_lease() needs the citus extension in this database"),
+				 errhint("The feed lease is a Citus cluster's; the coordinator's fencing.renew_cluster_lease() calls it.")));
+	if (!citus_node_state_exists())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("fencing.take_cluster_lease() needs the extension's SQL of version 1.5 or later"),
+				 errhint("Run ALTER EXTENSION fencing UPDATE.")));
+	if (!citus_node_is_worker())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("fencing.take_cluster_lease() runs on a Citus worker only"),
+				 errdetail("This node is the coordinator: it grants the feed lease (fencing.renew_cluster_lease()), it holds none.")));
+	/* a worker never fed has no row (and refuses writes by scope anyway) */
+	if (citus_node_recorded_role() != NODE_ROLE_WORKER)
+		PG_RETURN_NULL();
+
+	values[0] = IntervalPGetDatum(lease);
+	values[1] = PG_ARGISNULL(1) ? PointerGetDatum(construct_empty_array(UUIDOID)) : PG_GETARG_DATUM(1);
+	fencing_spi_connect_as_owner(&uctx);
+	if (fencing_spi_execute(&plan, sql, 2, argtypes, values, false) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "could not record the feed lease");
+	if (SPI_processed == 1)
+	{
+		result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			result = SPI_datumTransfer(result, false, -1);
+	}
+	fencing_spi_finish_as_owner(&uctx);
+	/* every backend judges its writes by the new lease once this commits */
+	relid = get_relname_relid(NODE_STATE_RELNAME, get_namespace_oid(FENCING_SCHEMA, false));
+	if (OidIsValid(relid))
+		CacheInvalidateRelcacheByRelid(relid);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
 }

@@ -113,12 +113,16 @@ static Oid	local_group_relid = InvalidOid;
 static int	node_role = NODE_ROLE_UNREAD;
 static Oid	node_fed_via = InvalidOid;
 static bool node_fed_since_start = false;	/* fed_start is PgStartTime */
+static TimestampTz node_lease_ends = 0; /* lease_from + lease; 0: no lease */
 static Oid	node_state_relid = InvalidOid;
 static int	last_role = NODE_ROLE_NONE;	/* the last read's answer */
 
 /* A worker's marks were found current (only that answer is kept). */
 static bool marks_current = false;
 static Oid	marks_shell_relid = InvalidOid;
+
+/* This transaction wrote by scope on a worker under a lease (end_of_xact.c). */
+static bool wrote_under_lease = false;
 
 void
 citus_shards_relcache_invalidate(Oid relid)
@@ -346,6 +350,32 @@ citus_local_group(void)
 	return group;
 }
 
+/*
+ * When the feed lease recorded in node_state's row ends on this node's clock
+ * (lease_from + lease), or 0: no lease (none taken, turned off, or the
+ * columns predate it).  A lease that ends at once is still a lease.
+ */
+static TimestampTz
+read_lease_ends(Oid relid, HeapTuple tuple, TupleDesc desc)
+{
+	AttrNumber	leaseatt = get_attnum(relid, "lease");
+	AttrNumber	fromatt = get_attnum(relid, "lease_from");
+	bool		lease_null;
+	bool		from_null;
+	Datum		lease;
+	Datum		from;
+	TimestampTz ends;
+
+	if (leaseatt == InvalidAttrNumber || fromatt == InvalidAttrNumber)
+		return 0;
+	lease = heap_getattr(tuple, leaseatt, desc, &lease_null);
+	from = heap_getattr(tuple, fromatt, desc, &from_null);
+	if (lease_null || from_null)
+		return 0;
+	ends = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval, from, lease));
+	return ends == 0 ? 1 : ends;
+}
+
 /* fencing.node_state's row, cached until its invalidation. */
 static void
 read_node_state(void)
@@ -356,6 +386,7 @@ read_node_state(void)
 	int			role = NODE_ROLE_NONE;
 	Oid			fed = InvalidOid;
 	bool		fed_since_start = false;
+	TimestampTz lease_ends = 0;
 
 	if (node_role != NODE_ROLE_UNREAD)
 		return;
@@ -389,6 +420,7 @@ read_node_state(void)
 				value = heap_getattr(tuple, startatt, RelationGetDescr(rel), &isnull);
 				fed_since_start = !isnull && DatumGetTimestampTz(value) == PgStartTime;
 			}
+			lease_ends = read_lease_ends(relid, tuple, RelationGetDescr(rel));
 		}
 		systable_endscan(scan);
 		UnregisterSnapshot(snapshot);
@@ -397,6 +429,7 @@ read_node_state(void)
 	node_state_relid = relid;
 	node_fed_via = fed;
 	node_fed_since_start = fed_since_start;
+	node_lease_ends = lease_ends;
 	last_role = role;
 	/* an answer an invalidation overtook is read again next time */
 	node_role = before == invalidations ? role : NODE_ROLE_UNREAD;
@@ -622,6 +655,14 @@ citus_node_marks_stale(void)
 	const char *why = NULL;
 	Datum		value;
 
+	/*
+	 * The lease is judged on every call, cached answer or not: time, not an
+	 * invalidation, ends it.  No lease, no cost but a test.
+	 */
+	read_node_state();
+	if (node_lease_ends != 0 && GetCurrentTimestamp() >= node_lease_ends)
+		return psprintf("its feed lease from the coordinator ran out at %s (fencing.renew_cluster_lease() has not renewed it since): a node cut off from the coordinator may have missed takeovers",
+						timestamptz_to_str(node_lease_ends));
 	if (marks_current)
 		return NULL;
 	before = invalidations;
@@ -654,6 +695,42 @@ citus_node_marks_stale(void)
 	if (why == NULL && before == invalidations)
 		marks_current = true;
 	return why;
+}
+
+void
+citus_node_lease_note_write(void)
+{
+	read_node_state();
+	if (node_lease_ends != 0)
+		wrote_under_lease = true;
+}
+
+void
+citus_node_lease_before_commit(void)
+{
+	const char *why;
+
+	if (!wrote_under_lease)
+		return;
+	wrote_under_lease = false;
+	/* a renewal committed since this transaction began counts */
+	AcceptInvalidationMessages();
+	read_node_state();
+	if (node_lease_ends == 0 || GetCurrentTimestamp() < node_lease_ends)
+		return;
+	why = timestamptz_to_str(node_lease_ends);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("cannot commit a write by scope: this Citus worker's feed lease ran out"),
+			 errdetail("The transaction wrote by scope under the feed lease from the coordinator, which ran out at %s, before it committed: a node cut off from the coordinator may have missed takeovers.",
+					   why),
+			 errhint("Run SELECT * FROM fencing.renew_cluster_lease() on the coordinator (a superuser), regularly, every third of the lease; then retry.")));
+}
+
+void
+citus_node_lease_at_xact_end(void)
+{
+	wrote_under_lease = false;
 }
 
 /*

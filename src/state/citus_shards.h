@@ -69,6 +69,15 @@ extern bool citus_node_looks_coordinator(void);
 extern const char *citus_node_marks_stale(void);
 
 /*
+ * The feed lease (fencing.node_state.lease, lease_from): a write by scope
+ * admitted on a worker holding one notes it; such a transaction fails
+ * (55000) before it commits or prepares if the lease ran out meanwhile.
+ */
+extern void citus_node_lease_note_write(void);
+extern void citus_node_lease_before_commit(void);
+extern void citus_node_lease_at_xact_end(void);
+
+/*
  * Whether rel is a Citus shard (in Citus's metadata, and named
  * "<table>_<shard id>") created in this very transaction: the rows Citus
  * copies into the placements it makes when it distributes a table with

@@ -32,6 +32,46 @@
  * wait for each other (the upsert is declared commutative to Citus); feeds
  * of one scope are serialized by the scope's exclusive lock.
  *
+ * The feed lease (opt-in, fencing.set_cluster_lease()): a worker cut off
+ * from the coordinator by the network, then disabled or removed, no longer
+ * gets the feeds, and nothing tells it so: its own clients could write at a
+ * term the coordinator fenced.  Under a lease, each worker refuses writes by
+ * scope once lease has passed, on its own clock, since its lease started
+ * (state/citus_shards.c); fencing.renew_cluster_lease() renews it on every
+ * active worker.  A change of a scope fed here first waits, while any node
+ * that may hold a lease (fencing.cluster_lease_nodes) is no active primary
+ * in pg_dist_node, until lapsed_at + longest * 1.1 + 1 s, lapsed_at being
+ * when a feed first saw it so (recorded in the feeding transaction: if that
+ * aborts, a later feed records a later time, which only waits longer), and
+ * longest the longest lease ever set.  Why that is enough:
+ *   - a change of a scope under a lease takes SHARE on pg_dist_node
+ *     before it reads which nodes are active primaries, and keeps it to
+ *     its end: a node it finds active is fed by it (or the change fails),
+ *     since disabling, removing or activating it (EXCLUSIVE) and moving
+ *     it (citus_update_node: ROW EXCLUSIVE) wait for the change to end;
+ *   - a renewal holds ROW SHARE on pg_dist_node from before it reads the
+ *     active workers until it ends; citus_disable_node, citus_remove_node
+ *     and citus_activate_node take EXCLUSIVE on it (Citus 13.0.5,
+ *     ModifiableWorkerNode() and ActivateNodeList()), which conflicts, so
+ *     every renewal that reached the node ended before the change that
+ *     made it inactive, and that change committed before a feed saw it,
+ *     before lapsed_at;
+ *   - the worker measures its lease from the time it recorded an offer
+ *     that a committed renewal acknowledged (marks/cluster_apply.c): the
+ *     offer was recorded while that renewal waited for it, before lapsed_at,
+ *     however late a grant arrives;
+ *     (a node moved by citus_update_node is no active primary under its
+ *     old name; a renewal that reached that name read it before the move
+ *     committed, and the offer it grants from was recorded earlier still);
+ *   - so the lease runs out on the worker's clock at most longest after
+ *     lapsed_at; the clocks' rates (not their offsets) agree within 10%, so
+ *     longest * 1.1 + 1 s on the coordinator's clock covers it, and the
+ *     worker re-checks the lease before each commit of a write it admitted
+ *     under it.
+ * A wall-clock jump backwards on a worker extends its lease by the jump;
+ * forwards, shortens it.  Without a lease (no row, or longest '0') a feed
+ * costs one read of the one-row table.
+ *
  *-------------------------------------------------------------------------
  */
 #include "state/cluster_marks.h"
@@ -39,14 +79,19 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 
 #include "state/citus_shards.h"
 #include "state/extension_state.h"
@@ -121,6 +166,94 @@ cluster_marks_require_coordinator(const char *scope)
 				 errhint("Call the function on the coordinator: it changes the scope on every node.")));
 }
 
+/*
+ * Under a feed lease: record the nodes that may hold one and are no active
+ * primary now, and wait until the lease of each has run out (the file's
+ * header says why that is enough).
+ */
+static void
+wait_for_lapsed_leases(void)
+{
+	static SPIPlanPtr longest_plan = NULL;
+	static const char *longest_sql =
+		"SELECT c.longest FROM fencing.cluster_lease AS c "
+		"WHERE c.longest OPERATOR(pg_catalog.>) '0'::pg_catalog.interval";
+	static SPIPlanPtr lapse_plan = NULL;
+	static const char *lapse_sql =
+		"WITH gone AS ("
+		"  UPDATE fencing.cluster_lease_nodes AS l SET lapsed_at = pg_catalog.clock_timestamp()"
+		"   WHERE l.lapsed_at IS NULL"
+		"     AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_node AS d"
+		"                      WHERE d.nodename OPERATOR(pg_catalog.=) l.nodename"
+		"                        AND d.nodeport OPERATOR(pg_catalog.=) l.nodeport"
+		"                        AND d.isactive AND d.noderole OPERATOR(pg_catalog.=) 'primary')"
+		"  RETURNING l.lapsed_at) "
+		"SELECT pg_catalog.max(x.lapsed_at) OPERATOR(pg_catalog.+) "
+		"       ($1 OPERATOR(pg_catalog.*) 1.1::pg_catalog.float8) OPERATOR(pg_catalog.+) '1 s'::pg_catalog.interval "
+		"  FROM (SELECT g.lapsed_at FROM gone AS g"
+		"        UNION ALL"
+		"        SELECT l.lapsed_at FROM fencing.cluster_lease_nodes AS l"
+		"         WHERE l.lapsed_at IS NOT NULL"
+		"           AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_node AS d"
+		"                            WHERE d.nodename OPERATOR(pg_catalog.=) l.nodename"
+		"                              AND d.nodeport OPERATOR(pg_catalog.=) l.nodeport"
+		"                              AND d.isactive AND d.noderole OPERATOR(pg_catalog.=) 'primary')) AS x";
+	Oid			argtypes[1] = {INTERVALOID};
+	Datum		values[1];
+	bool		isnull;
+	TimestampTz until = 0;
+	Oid			nsp;
+	FencingUserContext uctx;
+
+	/* the library newer than the SQL (before ALTER EXTENSION UPDATE): no lease */
+	nsp = get_namespace_oid(FENCING_SCHEMA, true);
+	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("cluster_lease", nsp)))
+		return;
+	fencing_spi_connect_as_owner(&uctx);
+	/* as committed (a fresh snapshot), whatever this transaction's isolation */
+	(void) fencing_spi_execute(&longest_plan, longest_sql, 0, NULL, NULL, true);
+	if (SPI_processed == 1 && citus_installed())
+	{
+		values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+		{
+			Oid			dist_node = get_relname_relid("pg_dist_node", PG_CATALOG_NAMESPACE);
+
+			values[0] = SPI_datumTransfer(values[0], false, sizeof(Interval));
+			/*
+			 * Until this transaction ends, no node stops (or starts) being an
+			 * active primary: one found active now is fed by it, or the
+			 * change fails; the read below comes after the lock.
+			 */
+			if (OidIsValid(dist_node))
+				LockRelationOid(dist_node, ShareLock);
+			(void) fencing_spi_execute(&lapse_plan, lapse_sql, 1, argtypes, values, false);
+			if (SPI_processed == 1)
+			{
+				Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+				if (!isnull)
+					until = DatumGetTimestampTz(d);
+			}
+		}
+	}
+	fencing_spi_finish_as_owner(&uctx);
+
+	for (;;)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+		long		ms;
+
+		if (until == 0 || now >= until)
+			break;
+		ms = Min(TimestampDifferenceMilliseconds(now, until), 1000L);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Max(ms, 1L), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 void
 cluster_marks_feed(const char *scope, bool exact)
 {
@@ -152,6 +285,8 @@ cluster_marks_feed(const char *scope, bool exact)
 	if (applying || !cluster_marks_enabled())
 		return;
 	cluster_marks_require_coordinator(scope);
+	/* a node cut off and disabled under a feed lease refuses writes first */
+	wait_for_lapsed_leases();
 
 	/*
 	 * Read the row as this transaction wrote it, then send it: a reference

@@ -1241,7 +1241,11 @@ refuse_scope_on_citus_worker(Relation rel, const FenceConfig *cfg)
 		return;
 	stale = NULL;
 	if (cluster_marks_enabled() && (stale = citus_node_marks_stale()) == NULL)
+	{
+		/* admitted under a feed lease: judged again before it commits */
+		citus_node_lease_note_write();
 		return;
+	}
 	table = citus_shard_table_uncached(rel);
 	shown = OidIsValid(table) ? get_rel_name(table) : NULL;
 	if (shown == NULL)

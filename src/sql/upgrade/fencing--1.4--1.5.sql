@@ -192,10 +192,14 @@ CREATE TABLE fencing.node_state (
     role        text NOT NULL CHECK (role OPERATOR(pg_catalog.=) ANY ('{coordinator,worker}'::text[])),
     fed_via     oid,
     recorded_at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
-    fed_start   timestamptz
+    fed_start   timestamptz,
+    lease       interval,
+    lease_from  timestamptz,
+    lease_offer uuid,
+    lease_offered_at timestamptz
 );
 COMMENT ON TABLE fencing.node_state IS
-'This node''s role in a Citus cluster (coordinator or worker), recorded when the coordinator first distributes or feeds its marks; a worker stays one whatever Citus''s metadata says later. fed_via: the local placement of fencing.cluster_marks through which a worker last took every scope (a placement Citus dropped or replaced since means missed feeds: writes by scope are refused). fed_start: the start of the server that recorded it (fencing.citus_worker_start = refuse: a worker started since refuses writes by scope until fed again). Written only by the extension.';
+'This node''s role in a Citus cluster (coordinator or worker), recorded when the coordinator first distributes or feeds its marks; a worker stays one whatever Citus''s metadata says later. fed_via: the local placement of fencing.cluster_marks through which a worker last took every scope (a placement Citus dropped or replaced since means missed feeds: writes by scope are refused). fed_start: the start of the server that recorded it (fencing.citus_worker_start = refuse: a worker started since refuses writes by scope until fed again). lease, lease_from: the feed lease from the coordinator (NULL: none), which runs out at lease_from + lease on this node''s clock (writes by scope are refused from then); lease_offer, lease_offered_at: the offer the next renewal may acknowledge. Written only by the extension.';
 SELECT pg_catalog.pg_extension_config_dump('fencing.node_state', '');
 REVOKE ALL ON fencing.node_state FROM PUBLIC;
 
@@ -609,3 +613,169 @@ CROSS JOIN LATERAL (
 WHERE t.tgfoid OPERATOR(pg_catalog.=) 'fencing.fence_trigger()'::pg_catalog.regprocedure
   AND t.tgname OPERATOR(pg_catalog.=) 'zz_fence_row'
   AND t.tgparentid OPERATOR(pg_catalog.=) 0;
+
+-- Citus (issue 34, its last case): the feed lease.
+-- The feed lease of a Citus cluster (opt-in; src/state/cluster_marks.c says
+-- why it holds): a worker cut off from the coordinator by the network and
+-- then disabled no longer gets the takeovers, and nothing tells it.  Under a
+-- lease each worker refuses writes by scope once its lease, renewed by
+-- fencing.renew_cluster_lease() on the coordinator, has run out on its own
+-- clock; a takeover on the coordinator waits, after a node that may hold a
+-- lease stopped being an active primary, until that lease has surely run
+-- out (longest * 1.1 + 1 s).  The coordinator's setting: lease, the one
+-- renewals grant ('0': none), and longest, the longest ever set (a cut-off
+-- worker may still hold it).  set_in: the transaction that set it (a renewal
+-- in that same transaction would let a worker hold a lease the coordinator
+-- has not committed).
+CREATE TABLE fencing.cluster_lease (
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    lease    interval NOT NULL,
+    longest  interval NOT NULL,
+    set_in   xid8
+);
+COMMENT ON TABLE fencing.cluster_lease IS
+'The feed lease of a Citus cluster, on its coordinator (fencing.set_cluster_lease()): lease, what fencing.renew_cluster_lease() grants every active worker (''0'': none); longest, the longest lease ever set, which a takeover waits out after a node that may hold one was disabled or removed. Written only by the extension.';
+SELECT pg_catalog.pg_extension_config_dump('fencing.cluster_lease', '');
+REVOKE ALL ON fencing.cluster_lease FROM PUBLIC;
+
+-- Every worker a renewal reached, or tried to (recorded before the call):
+-- it may hold a lease.  lapsed_at: when a change of a scope first saw it no
+-- active primary (disabled, removed); a renewal clears it.  offer: the
+-- worker's last offer the coordinator has received, which the next renewal
+-- acknowledges (the worker's lease starts at that offer).
+CREATE TABLE fencing.cluster_lease_nodes (
+    nodename  text NOT NULL,
+    nodeport  integer NOT NULL,
+    lapsed_at timestamptz,
+    offer     uuid,
+    PRIMARY KEY (nodename, nodeport)
+);
+COMMENT ON TABLE fencing.cluster_lease_nodes IS
+'On a Citus coordinator: every worker that may hold a feed lease. lapsed_at: when a change of a scope first saw it no longer an active primary (a takeover waits out its lease from then); offer: its last offer received by a renewal, acknowledged by the next. Written only by the extension.';
+SELECT pg_catalog.pg_extension_config_dump('fencing.cluster_lease_nodes', '');
+REVOKE ALL ON fencing.cluster_lease_nodes FROM PUBLIC;
+
+CREATE FUNCTION fencing.take_cluster_lease(lease interval, acknowledged uuid[])
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'fencing_take_cluster_lease'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+-- Not API: the coordinator's renewal calls it as a superuser.
+REVOKE ALL ON FUNCTION fencing.take_cluster_lease(interval, uuid[]) FROM PUBLIC;
+COMMENT ON FUNCTION fencing.take_cluster_lease(interval, uuid[]) IS
+'On a Citus worker, called by the coordinator''s fencing.renew_cluster_lease(): takes the feed lease (''0'': none) from the time of its own offer named in acknowledged, records a new offer and returns {offer, granted, lease, lease_from}; NULL on a worker never fed. Refused on the coordinator.';
+
+CREATE FUNCTION fencing.set_cluster_lease(lease interval)
+RETURNS interval
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    longest interval;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
+        RAISE EXCEPTION 'fencing.set_cluster_lease() needs the citus extension in this database'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'The feed lease is a Citus cluster''s.';
+    END IF;
+    IF (SELECT groupid FROM pg_catalog.pg_dist_local_group) OPERATOR(pg_catalog.<>) 0
+       OR EXISTS (SELECT 1 FROM fencing.node_state WHERE role OPERATOR(pg_catalog.=) 'worker') THEN
+        RAISE EXCEPTION 'fencing.set_cluster_lease() runs on the Citus coordinator only'
+            USING ERRCODE = 'feature_not_supported';
+    END IF;
+    IF lease IS NULL OR pg_catalog.date_part('month', lease) OPERATOR(pg_catalog.<>) 0
+       OR pg_catalog.date_part('day', lease) OPERATOR(pg_catalog.<>) 0
+       OR lease OPERATOR(pg_catalog.<) '0'::pg_catalog.interval THEN
+        RAISE EXCEPTION 'invalid feed lease'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'A feed lease is a duration of zero or more in hours, minutes and seconds, without days or months; ''0'' turns it off.';
+    END IF;
+    INSERT INTO fencing.cluster_lease AS c (only_row, lease, longest, set_in)
+         VALUES (true, lease, lease, pg_catalog.pg_current_xact_id())
+    ON CONFLICT (only_row) DO UPDATE
+        SET lease = excluded.lease,
+            longest = GREATEST(c.longest, excluded.longest),
+            set_in = excluded.set_in
+    RETURNING c.longest INTO longest;
+    RETURN longest;
+END
+$$;
+REVOKE ALL ON FUNCTION fencing.set_cluster_lease(interval) FROM PUBLIC;
+COMMENT ON FUNCTION fencing.set_cluster_lease(interval) IS
+'On the coordinator of a Citus cluster (superuser): sets the feed lease that fencing.renew_cluster_lease() grants every active worker (''0'': none, the default). Commit it before renewing. Returns the longest lease ever set, which a takeover waits out (times 1.1, plus 1 s) after a node was disabled or removed.';
+
+CREATE FUNCTION fencing.renew_cluster_lease()
+RETURNS TABLE (nodename text, nodeport integer, renewed boolean, detail text)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    setting record;
+    acked uuid[];
+    r record;
+    answer jsonb;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
+        RAISE EXCEPTION 'fencing.renew_cluster_lease() needs the citus extension in this database'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'The feed lease is a Citus cluster''s.';
+    END IF;
+    IF (SELECT groupid FROM pg_catalog.pg_dist_local_group) OPERATOR(pg_catalog.<>) 0
+       OR EXISTS (SELECT 1 FROM fencing.node_state WHERE role OPERATOR(pg_catalog.=) 'worker') THEN
+        RAISE EXCEPTION 'fencing.renew_cluster_lease() runs on the Citus coordinator only'
+            USING ERRCODE = 'feature_not_supported';
+    END IF;
+    -- one renewal at a time
+    SELECT c.lease, c.set_in INTO setting FROM fencing.cluster_lease AS c FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no feed lease is set'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Set one with fencing.set_cluster_lease(), and commit, first.';
+    END IF;
+    IF setting.set_in OPERATOR(pg_catalog.=) pg_catalog.pg_current_xact_id_if_assigned() THEN
+        RAISE EXCEPTION 'the feed lease was set in this transaction'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'No worker may hold a lease before the coordinator has committed it: a takeover waits out the longest lease committed.',
+                  HINT = 'Commit fencing.set_cluster_lease(), then renew.';
+    END IF;
+    -- citus_disable_node, citus_remove_node and citus_activate_node take
+    -- EXCLUSIVE on pg_dist_node: each waits for this renewal to end
+    LOCK TABLE pg_catalog.pg_dist_node IN ROW SHARE MODE;
+    -- every worker that may hold a lease, recorded before any call reaches it
+    INSERT INTO fencing.cluster_lease_nodes AS l (nodename, nodeport)
+        SELECT n.nodename, n.nodeport FROM pg_catalog.pg_dist_node AS n
+         WHERE n.isactive AND n.noderole OPERATOR(pg_catalog.=) 'primary'
+           AND n.groupid OPERATOR(pg_catalog.<>) 0
+    ON CONFLICT ON CONSTRAINT cluster_lease_nodes_pkey DO UPDATE SET lapsed_at = NULL;
+    -- the offers received by committed renewals: a worker's lease starts at its own
+    SELECT pg_catalog.array_agg(l.offer) INTO acked
+      FROM fencing.cluster_lease_nodes AS l WHERE l.offer IS NOT NULL;
+    FOR r IN SELECT * FROM pg_catalog.run_command_on_workers(
+                 pg_catalog.format('SELECT fencing.take_cluster_lease(%L::pg_catalog.interval, %L::pg_catalog.uuid[])',
+                                   setting.lease, COALESCE(acked, '{}'::pg_catalog.uuid[])))
+    LOOP
+        nodename := r.nodename;
+        nodeport := r.nodeport;
+        renewed := false;
+        IF NOT r.success THEN
+            detail := 'not renewed: ' OPERATOR(pg_catalog.||) r.result;
+        ELSIF r.result IS NULL OR r.result OPERATOR(pg_catalog.=) '' THEN
+            detail := 'not renewed: the node was never fed the coordinator''s marks (run fencing.distribute_marks())';
+        ELSE
+            answer := r.result::pg_catalog.jsonb;
+            UPDATE fencing.cluster_lease_nodes AS l SET offer = (answer OPERATOR(pg_catalog.->>) 'offer')::pg_catalog.uuid
+             WHERE l.nodename OPERATOR(pg_catalog.=) r.nodename AND l.nodeport OPERATOR(pg_catalog.=) r.nodeport;
+            renewed := (answer OPERATOR(pg_catalog.->>) 'granted')::pg_catalog.bool;
+            detail := CASE
+                WHEN setting.lease OPERATOR(pg_catalog.=) '0'::pg_catalog.interval THEN 'no lease: the node holds none now'
+                WHEN renewed THEN pg_catalog.format('lease %s from %s (on the node''s clock)',
+                                                   answer OPERATOR(pg_catalog.->>) 'lease',
+                                                   answer OPERATOR(pg_catalog.->>) 'lease_from')
+                ELSE 'offer recorded: the next renewal grants the lease' END;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION fencing.renew_cluster_lease() FROM PUBLIC;
+COMMENT ON FUNCTION fencing.renew_cluster_lease() IS
+'On the coordinator of a Citus cluster (superuser): renews the feed lease (fencing.set_cluster_lease()) on every active worker; run it every third of the lease (pg_cron). A worker holds the lease from its second renewal on, measured from its offer at the first; a worker not renewed refuses writes by scope once its lease runs out. One row per worker: renewed, and why not.';
