@@ -41,9 +41,14 @@
  * active worker.  A change of a scope fed here first waits, while any node
  * that may hold a lease (fencing.cluster_lease_nodes) is no active primary
  * in pg_dist_node, until lapsed_at + longest * 1.1 + 1 s, lapsed_at being
- * when a feed first saw it so (recorded in the feeding transaction: if that
- * aborts, a later feed records a later time, which only waits longer), and
- * longest the longest lease ever set.  Why that is enough:
+ * when a feed or a renewal first saw it so (a renewal records it and
+ * commits it at once; a feed counts from when it saw it, unrecorded, and
+ * records that time once it has waited, in the feeding transaction, holding
+ * no row across the wait: so takeovers cancelled during their wait by a
+ * statement_timeout shorter than it, whose records roll back, do not start
+ * it over on every try once a renewal has recorded it; a record that rolls
+ * back only makes a later change wait longer), and longest the longest
+ * lease ever set.  Why that is enough:
  *   - a change of a scope under a lease takes SHARE on pg_dist_node
  *     before it reads which nodes are active primaries, and keeps it to
  *     its end: a node it finds active is fed by it (or the change fails),
@@ -54,8 +59,8 @@
  *     and citus_activate_node take EXCLUSIVE on it (Citus 13.0.5,
  *     ModifiableWorkerNode() and ActivateNodeList()), which conflicts, so
  *     every renewal that reached the node ended before the change that
- *     made it inactive, and that change committed before a feed saw it,
- *     before lapsed_at;
+ *     made it inactive, and that change committed before a feed or a
+ *     later renewal (after its lock) saw it, before lapsed_at;
  *   - the worker measures its lease from the time it recorded an offer
  *     that a committed renewal acknowledged (marks/cluster_apply.c): the
  *     offer was recorded while that renewal waited for it, before lapsed_at,
@@ -167,9 +172,9 @@ cluster_marks_require_coordinator(const char *scope)
 }
 
 /*
- * Under a feed lease: record the nodes that may hold one and are no active
- * primary now, and wait until the lease of each has run out (the file's
- * header says why that is enough).
+ * Under a feed lease: wait until the lease of each node that may hold one
+ * and is no active primary now has run out, then record when this change
+ * saw those not recorded yet (the file's header says why that is enough).
  */
 static void
 wait_for_lapsed_leases(void)
@@ -178,30 +183,30 @@ wait_for_lapsed_leases(void)
 	static const char *longest_sql =
 		"SELECT c.longest FROM fencing.cluster_lease AS c "
 		"WHERE c.longest OPERATOR(pg_catalog.>) '0'::pg_catalog.interval";
+	static SPIPlanPtr until_plan = NULL;
+	static const char *until_sql =
+		"SELECT pg_catalog.max(COALESCE(l.lapsed_at, $2)) OPERATOR(pg_catalog.+) "
+		"       ($1 OPERATOR(pg_catalog.*) 1.1::pg_catalog.float8) OPERATOR(pg_catalog.+) '1 s'::pg_catalog.interval, "
+		"       pg_catalog.bool_or(l.lapsed_at IS NULL) "
+		"  FROM fencing.cluster_lease_nodes AS l"
+		" WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_node AS d"
+		"                    WHERE d.nodename OPERATOR(pg_catalog.=) l.nodename"
+		"                      AND d.nodeport OPERATOR(pg_catalog.=) l.nodeport"
+		"                      AND d.isactive AND d.noderole OPERATOR(pg_catalog.=) 'primary')";
 	static SPIPlanPtr lapse_plan = NULL;
 	static const char *lapse_sql =
-		"WITH gone AS ("
-		"  UPDATE fencing.cluster_lease_nodes AS l SET lapsed_at = pg_catalog.clock_timestamp()"
-		"   WHERE l.lapsed_at IS NULL"
-		"     AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_node AS d"
-		"                      WHERE d.nodename OPERATOR(pg_catalog.=) l.nodename"
-		"                        AND d.nodeport OPERATOR(pg_catalog.=) l.nodeport"
-		"                        AND d.isactive AND d.noderole OPERATOR(pg_catalog.=) 'primary')"
-		"  RETURNING l.lapsed_at) "
-		"SELECT pg_catalog.max(x.lapsed_at) OPERATOR(pg_catalog.+) "
-		"       ($1 OPERATOR(pg_catalog.*) 1.1::pg_catalog.float8) OPERATOR(pg_catalog.+) '1 s'::pg_catalog.interval "
-		"  FROM (SELECT g.lapsed_at FROM gone AS g"
-		"        UNION ALL"
-		"        SELECT l.lapsed_at FROM fencing.cluster_lease_nodes AS l"
-		"         WHERE l.lapsed_at IS NOT NULL"
-		"           AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_node AS d"
-		"                            WHERE d.nodename OPERATOR(pg_catalog.=) l.nodename"
-		"                              AND d.nodeport OPERATOR(pg_catalog.=) l.nodeport"
-		"                              AND d.isactive AND d.noderole OPERATOR(pg_catalog.=) 'primary')) AS x";
-	Oid			argtypes[1] = {INTERVALOID};
-	Datum		values[1];
+		"UPDATE fencing.cluster_lease_nodes AS l SET lapsed_at = $1"
+		" WHERE l.lapsed_at IS NULL"
+		"   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_node AS d"
+		"                    WHERE d.nodename OPERATOR(pg_catalog.=) l.nodename"
+		"                      AND d.nodeport OPERATOR(pg_catalog.=) l.nodeport"
+		"                      AND d.isactive AND d.noderole OPERATOR(pg_catalog.=) 'primary')";
+	Oid			argtypes[2] = {INTERVALOID, TIMESTAMPTZOID};
+	Datum		values[2];
 	bool		isnull;
 	TimestampTz until = 0;
+	TimestampTz observed = 0;
+	bool		unrecorded = false;
 	Oid			nsp;
 	FencingUserContext uctx;
 
@@ -223,17 +228,30 @@ wait_for_lapsed_leases(void)
 			/*
 			 * Until this transaction ends, no node stops (or starts) being an
 			 * active primary: one found active now is fed by it, or the
-			 * change fails; the read below comes after the lock.
+			 * change fails; the read below comes after the lock, and a node
+			 * it finds no active primary was so before observed.
 			 */
 			if (OidIsValid(dist_node))
 				LockRelationOid(dist_node, ShareLock);
-			(void) fencing_spi_execute(&lapse_plan, lapse_sql, 1, argtypes, values, false);
+			observed = GetCurrentTimestamp();
+			values[1] = TimestampTzGetDatum(observed);
+
+			/*
+			 * The lapses recorded (committed: a fresh snapshot), and observed
+			 * for a node whose lapse nobody recorded yet.  No row is locked
+			 * across the wait: a renewal records lapses meanwhile (and
+			 * commits them), so that a takeover cancelled during its wait
+			 * does not leave the next try to start it over.
+			 */
+			(void) fencing_spi_execute(&until_plan, until_sql, 2, argtypes, values, true);
 			if (SPI_processed == 1)
 			{
 				Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 
 				if (!isnull)
 					until = DatumGetTimestampTz(d);
+				d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+				unrecorded = !isnull && DatumGetBool(d);
 			}
 		}
 	}
@@ -251,6 +269,17 @@ wait_for_lapsed_leases(void)
 						 Max(ms, 1L), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
+	}
+
+	/*
+	 * Waited out: the lapses this change observed are recorded (if it
+	 * commits), so the next change does not wait for them again.
+	 */
+	if (unrecorded)
+	{
+		fencing_spi_connect_as_owner(&uctx);
+		(void) fencing_spi_execute(&lapse_plan, lapse_sql, 1, &argtypes[1], &values[1], false);
+		fencing_spi_finish_as_owner(&uctx);
 	}
 }
 

@@ -740,6 +740,16 @@ BEGIN
     -- citus_disable_node, citus_remove_node and citus_activate_node take
     -- EXCLUSIVE on pg_dist_node: each waits for this renewal to end
     LOCK TABLE pg_catalog.pg_dist_node IN ROW SHARE MODE;
+    -- a node that may hold a lease and is no active primary any more: its
+    -- lapse is recorded here too, and commits with the renewal, so that a
+    -- takeover cancelled during its wait (statement_timeout), whose own
+    -- record rolls back with it, does not start the wait over on every try
+    UPDATE fencing.cluster_lease_nodes AS l SET lapsed_at = pg_catalog.clock_timestamp()
+     WHERE l.lapsed_at IS NULL
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_node AS d
+                        WHERE d.nodename OPERATOR(pg_catalog.=) l.nodename
+                          AND d.nodeport OPERATOR(pg_catalog.=) l.nodeport
+                          AND d.isactive AND d.noderole OPERATOR(pg_catalog.=) 'primary');
     -- every worker that may hold a lease, recorded before any call reaches it
     INSERT INTO fencing.cluster_lease_nodes AS l (nodename, nodeport)
         SELECT n.nodename, n.nodeport FROM pg_catalog.pg_dist_node AS n
