@@ -166,6 +166,32 @@ GRANT EXECUTE ON FUNCTION fencing.cluster_node_marks() TO pg_monitor;
 COMMENT ON FUNCTION fencing.cluster_node_marks() IS
 'On a Citus worker whose marks the coordinator distributes: why the node''s marks are not current (it missed feeds while disabled or removed, or was never fed), in which case it refuses every write by scope; NULL when they are current, and on any other node. fencing.health reports it.';
 
+-- The guard of the coordinator's cluster functions (distribute_marks(), the
+-- feed lease's): Citus is installed in this database, and this node is its
+-- coordinator (group 0, and never fed as a worker).
+CREATE FUNCTION fencing.require_citus_coordinator(caller text, hint text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
+        RAISE EXCEPTION '% needs the citus extension in this database', caller
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = hint;
+    END IF;
+    IF (SELECT groupid FROM pg_catalog.pg_dist_local_group) OPERATOR(pg_catalog.<>) 0
+       OR EXISTS (SELECT 1 FROM fencing.node_state WHERE role OPERATOR(pg_catalog.=) 'worker') THEN
+        RAISE EXCEPTION '% runs on the Citus coordinator only', caller
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'This node is a worker (in Citus''s metadata, or recorded in fencing.node_state once fed): it takes its marks from the coordinator.';
+    END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION fencing.require_citus_coordinator(text, text) FROM PUBLIC;
+COMMENT ON FUNCTION fencing.require_citus_coordinator(text, text) IS
+'Not API: raises unless Citus is installed here and this node is its coordinator; called by distribute_marks() and the feed lease''s functions.';
+
 CREATE FUNCTION fencing.distribute_marks()
 RETURNS bigint
 LANGUAGE plpgsql
@@ -174,17 +200,8 @@ AS $$
 DECLARE
     fed bigint;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
-        RAISE EXCEPTION 'fencing.distribute_marks() needs the citus extension in this database'
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Marks are distributed on a Citus cluster only; a single node keeps its own.';
-    END IF;
-    IF (SELECT groupid FROM pg_catalog.pg_dist_local_group) OPERATOR(pg_catalog.<>) 0
-       OR EXISTS (SELECT 1 FROM fencing.node_state WHERE role OPERATOR(pg_catalog.=) 'worker') THEN
-        RAISE EXCEPTION 'fencing.distribute_marks() runs on the Citus coordinator only'
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'This node is a worker (in Citus''s metadata, or recorded in fencing.node_state once fed): it takes its marks from the coordinator.';
-    END IF;
+    PERFORM fencing.require_citus_coordinator('fencing.distribute_marks()',
+        'Marks are distributed on a Citus cluster only; a single node keeps its own.');
     IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
         RAISE EXCEPTION 'fencing.distribute_marks() runs in READ COMMITTED only'
             USING ERRCODE = 'feature_not_supported',
@@ -306,16 +323,7 @@ AS $$
 DECLARE
     longest interval;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
-        RAISE EXCEPTION 'fencing.set_cluster_lease() needs the citus extension in this database'
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'The feed lease is a Citus cluster''s.';
-    END IF;
-    IF (SELECT groupid FROM pg_catalog.pg_dist_local_group) OPERATOR(pg_catalog.<>) 0
-       OR EXISTS (SELECT 1 FROM fencing.node_state WHERE role OPERATOR(pg_catalog.=) 'worker') THEN
-        RAISE EXCEPTION 'fencing.set_cluster_lease() runs on the Citus coordinator only'
-            USING ERRCODE = 'feature_not_supported';
-    END IF;
+    PERFORM fencing.require_citus_coordinator('fencing.set_cluster_lease()', 'The feed lease is a Citus cluster''s.');
     IF lease IS NULL OR pg_catalog.date_part('month', lease) OPERATOR(pg_catalog.<>) 0
        OR pg_catalog.date_part('day', lease) OPERATOR(pg_catalog.<>) 0
        OR lease OPERATOR(pg_catalog.<) '0'::pg_catalog.interval THEN
@@ -348,16 +356,7 @@ DECLARE
     r record;
     answer jsonb;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
-        RAISE EXCEPTION 'fencing.renew_cluster_lease() needs the citus extension in this database'
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'The feed lease is a Citus cluster''s.';
-    END IF;
-    IF (SELECT groupid FROM pg_catalog.pg_dist_local_group) OPERATOR(pg_catalog.<>) 0
-       OR EXISTS (SELECT 1 FROM fencing.node_state WHERE role OPERATOR(pg_catalog.=) 'worker') THEN
-        RAISE EXCEPTION 'fencing.renew_cluster_lease() runs on the Citus coordinator only'
-            USING ERRCODE = 'feature_not_supported';
-    END IF;
+    PERFORM fencing.require_citus_coordinator('fencing.renew_cluster_lease()', 'The feed lease is a Citus cluster''s.');
     -- one renewal at a time
     SELECT c.lease, c.set_in INTO setting FROM fencing.cluster_lease AS c FOR UPDATE;
     IF NOT FOUND THEN
