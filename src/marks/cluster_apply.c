@@ -269,6 +269,20 @@ read_fed_row(HeapTuple tuple, TupleDesc desc, FedRow *row)
 }
 
 /*
+ * fencing.node_state was written in this transaction: every backend reads
+ * the node's state (role, placement, lease) again once it commits.
+ */
+static void
+node_state_changed(void)
+{
+	Oid			relid = get_relname_relid(NODE_STATE_RELNAME,
+										  get_namespace_oid(FENCING_SCHEMA, false));
+
+	if (OidIsValid(relid))
+		CacheInvalidateRelcacheByRelid(relid);
+}
+
+/*
  * fencing.node_state says role (fed_via: the placement, or InvalidOid; fed
  * with it since this server's start, fed_start, for
  * fencing.citus_worker_start).
@@ -283,16 +297,12 @@ record_node_state(const char *role, Oid fed_via)
 		"fed_start = excluded.fed_start, recorded_at = pg_catalog.clock_timestamp()";
 	Oid			argtypes[3] = {TEXTOID, OIDOID, TIMESTAMPTZOID};
 	Datum		values[3];
-	Oid			relid;
 
 	values[0] = CStringGetTextDatum(role);
 	values[1] = ObjectIdGetDatum(fed_via);
 	values[2] = TimestampTzGetDatum(PgStartTime);
 	(void) fencing_execute_as_owner(&plan, sql, 3, argtypes, values);
-	/* every backend reads the node's state again once this commits */
-	relid = get_relname_relid(NODE_STATE_RELNAME, get_namespace_oid(FENCING_SCHEMA, false));
-	if (OidIsValid(relid))
-		CacheInvalidateRelcacheByRelid(relid);
+	node_state_changed();
 }
 
 /*
@@ -451,7 +461,6 @@ fencing_take_cluster_lease(PG_FUNCTION_ARGS)
 	FencingUserContext uctx;
 	Datum		result = (Datum) 0;
 	bool		isnull = true;
-	Oid			relid;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -495,10 +504,7 @@ fencing_take_cluster_lease(PG_FUNCTION_ARGS)
 			result = SPI_datumTransfer(result, false, -1);
 	}
 	fencing_spi_finish_as_owner(&uctx);
-	/* every backend judges its writes by the new lease once this commits */
-	relid = get_relname_relid(NODE_STATE_RELNAME, get_namespace_oid(FENCING_SCHEMA, false));
-	if (OidIsValid(relid))
-		CacheInvalidateRelcacheByRelid(relid);
+	node_state_changed();
 	if (isnull)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(result);
